@@ -1,0 +1,75 @@
+//===- TPDialect.td - The tp dialect -----------------------*- tablegen -*-===//
+//
+// Part of tp-mlir, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TP_DIALECT_TP_IR_TPDIALECT_TD
+#define TP_DIALECT_TP_IR_TPDIALECT_TD
+
+include "mlir/IR/OpBase.td"
+
+def TP_Dialect : Dialect {
+  let name = "tp";
+  let cppNamespace = "::mlir::tp";
+  let summary = "Tensor-parallel sharding over a device mesh";
+  let description = [{
+    The `tp` dialect describes how the tensors of a program are split over a
+    mesh of devices, and the collectives that a program split that way needs.
+
+    A program passes through two forms:
+
+    * **Global form** (what users write): tensors have their full, unsharded
+      types. A module declares its meshes with `tp.mesh`; `#tp.sharding`
+      attributes on function arguments and results and `tp.annotate` ops on
+      intermediate values are constraints; `tp.reshard` is an explicit change
+      of sharding. After propagation every op that yields a tensor carries
+      `tp.shardings = [...]`, one sharding per result.
+    * **Local (SPMD) form** (what partitioning produces): every tensor type is
+      a per-device shard type, the function carries `tp.spmd = @mesh` and
+      keeps the global shardings of its arguments and results, and data moves
+      between devices only through the collectives `tp.all_reduce`,
+      `tp.all_gather`, `tp.reduce_scatter`, `tp.all_to_all` and
+      `tp.all_slice`; `tp.axis_index` gives a device its coordinate.
+
+    ```mlir
+    tp.mesh @world ["tp" = 4]
+
+    func.func @mlp(%x: tensor<16x512xf32>,
+                   %w1: tensor<512x2048xf32> {tp.sharding = #tp.sharding<@world, [{}, {"tp"} ]>})
+        -> (tensor<16x2048xf32> {tp.sharding = #tp.sharding<@world, [{}, {"tp"} ]>}) {
+      ...
+    }
+    ```
+
+    The dialect's discardable attributes:
+
+    * `tp.sharding` (a `#tp.sharding`): on function arguments and results
+      only; the argument's or result's type must be a ranked tensor that the
+      sharding fits. In a function marked `tp.spmd` the types are local, so
+      only the mesh, the axes and the rank are checked.
+    * `tp.shardings` (an array of `#tp.sharding`): on any op, one entry per
+      result; a non-tensor result takes a rank-0 sharding.
+    * `tp.spmd` (a flat symbol reference to a `tp.mesh`): on a function in
+      local form.
+  }];
+  let useDefaultAttributePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
+  let extraClassDeclaration = [{
+    /// Names of the dialect's discardable attributes.
+    static constexpr ::llvm::StringLiteral kShardingAttrName = "tp.sharding";
+    static constexpr ::llvm::StringLiteral kShardingsAttrName = "tp.shardings";
+    static constexpr ::llvm::StringLiteral kSpmdAttrName = "tp.spmd";
+
+  private:
+    void registerAttributes();
+  public:
+  }];
+}
+
+class TP_Op<string mnemonic, list<Trait> traits = []>
+    : Op<TP_Dialect, mnemonic, traits>;
+
+#endif // TP_DIALECT_TP_IR_TPDIALECT_TD

@@ -1,0 +1,53 @@
+//===- TPOps.h - tp dialect operations --------------------------*- C++ -*-===//
+//
+// Part of tp-mlir, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TP_DIALECT_TP_IR_TPOPS_H
+#define TP_DIALECT_TP_IR_TPOPS_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "tp/Dialect/TP/IR/TPAttrs.h"
+#include "tp/Dialect/TP/IR/TPDialect.h"
+
+namespace mlir::tp {
+class MeshOp;
+} // namespace mlir::tp
+
+#define GET_OP_CLASSES
+#include "tp/Dialect/TP/IR/TPOps.h.inc"
+
+namespace mlir::tp {
+
+/// True when `op` sits in a function in local (SPMD) form, i.e. one marked
+/// `tp.spmd`: its tensor types are per-device shards.
+bool isInLocalForm(Operation *op);
+
+/// Checks `sharding` against the tensor type it describes and the mesh it
+/// names, as seen from `anchor` (the op that holds or uses it). In local form
+/// (`local`), types are shards already and divisibility is not checked.
+/// Reports through `emitError` and returns the mesh on success.
+FailureOr<MeshOp> verifyShardingFor(ShardingAttr sharding, Type type,
+                                    Operation *anchor, bool local,
+                                    function_ref<InFlightDiagnostic()> emitError,
+                                    SymbolTableCollection *symbols = nullptr);
+
+/// The per-device shape of a tensor of global shape `globalShape` split by
+/// `sharding` over `mesh`. Dynamic dimensions stay dynamic. The sharding must
+/// have been verified for that shape.
+SmallVector<int64_t> getShardShape(ArrayRef<int64_t> globalShape,
+                                   ShardingAttr sharding, MeshOp mesh);
+
+/// The global shape of a tensor whose per-device shard has `shardShape`.
+SmallVector<int64_t> getGlobalShape(ArrayRef<int64_t> shardShape,
+                                    ShardingAttr sharding, MeshOp mesh);
+
+} // namespace mlir::tp
+
+#endif // TP_DIALECT_TP_IR_TPOPS_H

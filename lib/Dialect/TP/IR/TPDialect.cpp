@@ -1,0 +1,152 @@
+//===- TPDialect.cpp - The tp dialect -------------------------------------===//
+//
+// Part of tp-mlir, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// Dialect registration and the verifiers of the dialect's discardable
+// attributes (`tp.sharding`, `tp.shardings`, `tp.spmd`).
+//
+//===----------------------------------------------------------------------===//
+
+#include "tp/Dialect/TP/IR/TPDialect.h"
+#include "tp/Dialect/TP/IR/TPOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+
+using namespace mlir;
+using namespace mlir::tp;
+
+#include "tp/Dialect/TP/IR/TPDialect.cpp.inc"
+
+void TPDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "tp/Dialect/TP/IR/TPOps.cpp.inc"
+      >();
+  registerAttributes();
+}
+
+//===----------------------------------------------------------------------===//
+// Discardable attribute verification
+//===----------------------------------------------------------------------===//
+
+/// Verifies `tp.sharding` on argument or result `index` of function-like `op`.
+static LogicalResult verifyFunctionSharding(Operation *op, bool isResult,
+                                            unsigned index,
+                                            NamedAttribute attr) {
+  StringRef what = isResult ? "result" : "argument";
+  auto emitError = [&]() {
+    return op->emitOpError() << what << " #" << index << ": ";
+  };
+  if (attr.getName() != TPDialect::kShardingAttrName)
+    return emitError() << "unknown tp attribute '" << attr.getName()
+                       << "'; expected '" << TPDialect::kShardingAttrName
+                       << "'";
+  auto sharding = dyn_cast<ShardingAttr>(attr.getValue());
+  if (!sharding)
+    return emitError() << "'" << TPDialect::kShardingAttrName
+                       << "' must be a #tp.sharding, got " << attr.getValue();
+
+  auto func = dyn_cast<FunctionOpInterface>(op);
+  if (!func)
+    return emitError() << "'" << TPDialect::kShardingAttrName
+                       << "' is only valid on function arguments and results";
+  ArrayRef<Type> types =
+      isResult ? func.getResultTypes() : func.getArgumentTypes();
+  if (index >= types.size())
+    return emitError() << "no such " << what;
+  bool local = op->hasAttr(TPDialect::kSpmdAttrName);
+  return verifyShardingFor(sharding, types[index], op, local, emitError);
+}
+
+LogicalResult TPDialect::verifyRegionArgAttribute(Operation *op,
+                                                  unsigned /*regionIndex*/,
+                                                  unsigned argIndex,
+                                                  NamedAttribute attr) {
+  return verifyFunctionSharding(op, /*isResult=*/false, argIndex, attr);
+}
+
+LogicalResult TPDialect::verifyRegionResultAttribute(Operation *op,
+                                                     unsigned /*regionIndex*/,
+                                                     unsigned resultIndex,
+                                                     NamedAttribute attr) {
+  return verifyFunctionSharding(op, /*isResult=*/true, resultIndex, attr);
+}
+
+/// Verifies `tp.shardings`: one sharding per result of `op`.
+static LogicalResult verifyResultShardings(Operation *op, Attribute value) {
+  auto array = dyn_cast<ArrayAttr>(value);
+  if (!array)
+    return op->emitOpError()
+           << "'" << TPDialect::kShardingsAttrName
+           << "' must be an array of #tp.sharding, got " << value;
+  if (array.size() != op->getNumResults())
+    return op->emitOpError()
+           << "'" << TPDialect::kShardingsAttrName << "' has " << array.size()
+           << " entries but the op has " << op->getNumResults()
+           << " results; expected one sharding per result";
+  bool local = isInLocalForm(op);
+  for (auto [index, entry] : llvm::enumerate(array)) {
+    auto emitError = [&, index = index]() {
+      return op->emitOpError()
+             << "'" << TPDialect::kShardingsAttrName << "' entry #" << index
+             << ": ";
+    };
+    auto sharding = dyn_cast<ShardingAttr>(entry);
+    if (!sharding)
+      return emitError() << "expected a #tp.sharding, got " << entry;
+    Type type = op->getResult(index).getType();
+    if (isa<RankedTensorType>(type)) {
+      if (failed(verifyShardingFor(sharding, type, op, local, emitError)))
+        return failure();
+      continue;
+    }
+    // A non-tensor result (an index, a scalar) is described by a rank-0
+    // sharding: it can only be replicated.
+    if (sharding.getRank() != 0 || sharding.isPartial())
+      return emitError() << "result of non-tensor type " << type
+                         << " must have a rank-0, non-partial sharding, got "
+                         << sharding;
+    if (failed(verifyShardingFor(sharding, RankedTensorType::get({}, type), op,
+                                 local, emitError)))
+      return failure();
+  }
+  return success();
+}
+
+LogicalResult TPDialect::verifyOperationAttribute(Operation *op,
+                                                  NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  if (name == kShardingsAttrName)
+    return verifyResultShardings(op, attr.getValue());
+  if (name == kSpmdAttrName) {
+    if (!isa<FunctionOpInterface>(op))
+      return op->emitOpError() << "'" << kSpmdAttrName
+                               << "' is only valid on functions";
+    auto ref = dyn_cast<FlatSymbolRefAttr>(attr.getValue());
+    if (!ref)
+      return op->emitOpError()
+             << "'" << kSpmdAttrName
+             << "' must be a flat symbol reference to a tp.mesh, got "
+             << attr.getValue();
+    Operation *symbol = SymbolTable::lookupNearestSymbolFrom(op, ref);
+    if (!symbol)
+      return op->emitOpError() << "'" << kSpmdAttrName << "' names unknown mesh "
+                               << ref;
+    if (!isa<MeshOp>(symbol))
+      return op->emitOpError()
+             << "'" << kSpmdAttrName << "' names " << ref << ", which is a '"
+             << symbol->getName() << "', not a tp.mesh";
+    return success();
+  }
+  if (name == kShardingAttrName)
+    return op->emitOpError()
+           << "'" << kShardingAttrName
+           << "' is only valid on function arguments and results; use "
+              "tp.annotate to constrain an intermediate value";
+  return op->emitOpError() << "unknown tp attribute '" << name
+                           << "'; expected one of '" << kShardingsAttrName
+                           << "', '" << kSpmdAttrName << "'";
+}

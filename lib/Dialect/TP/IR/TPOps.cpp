@@ -1,0 +1,544 @@
+//===- TPOps.cpp - tp dialect operations ----------------------------------===//
+//
+// Part of tp-mlir, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// Verification is split in two: `verify()` checks what an op knows alone
+// (ranks, dimension indices, axis lists); `verifySymbolUses()` checks what
+// needs the mesh (axis names, group sizes, divisibility), once the symbol
+// table is available.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tp/Dialect/TP/IR/TPOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace mlir::tp;
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+bool mlir::tp::isInLocalForm(Operation *op) {
+  auto func = op->getParentOfType<FunctionOpInterface>();
+  return func && func->hasAttr(TPDialect::kSpmdAttrName);
+}
+
+/// Finds the tp.mesh that `ref` names, as seen from `anchor`.
+static FailureOr<MeshOp>
+lookupMesh(Operation *anchor, FlatSymbolRefAttr ref,
+           SymbolTableCollection *symbols,
+           function_ref<InFlightDiagnostic()> emitError) {
+  Operation *symbol =
+      symbols ? symbols->lookupNearestSymbolFrom(anchor, ref.getAttr())
+              : SymbolTable::lookupNearestSymbolFrom(anchor, ref.getAttr());
+  if (!symbol)
+    return emitError() << "unknown mesh " << ref;
+  auto mesh = dyn_cast<MeshOp>(symbol);
+  if (!mesh)
+    return emitError() << ref << " is a '" << symbol->getName()
+                       << "', not a tp.mesh";
+  // The mesh reports its own errors; a malformed one must not be used here.
+  if (mesh.getAxisNames().size() != mesh.getAxisSizes().size() ||
+      llvm::any_of(mesh.getAxisNames(),
+                   [](Attribute a) { return !isa<StringAttr>(a); }) ||
+      llvm::any_of(mesh.getAxisSizes(), [](int64_t s) { return s <= 0; }))
+    return emitError() << "mesh " << ref << " is malformed";
+  return mesh;
+}
+
+/// Checks that every axis in `axes` is an axis of `mesh`.
+static LogicalResult checkAxesInMesh(MeshOp mesh, ArrayRef<StringRef> axes,
+                                     StringRef where,
+                                     function_ref<InFlightDiagnostic()> emitError) {
+  for (StringRef axis : axes)
+    if (!mesh.getAxisIndex(axis))
+      return emitError() << "unknown axis \"" << axis << "\"" << where
+                         << "; mesh @" << mesh.getSymName() << " has axes "
+                         << mesh.getAxisNames();
+  return success();
+}
+
+static SmallVector<StringRef> toStrings(ArrayAttr array) {
+  SmallVector<StringRef> result;
+  for (Attribute attr : array)
+    result.push_back(cast<StringAttr>(attr).getValue());
+  return result;
+}
+
+FailureOr<MeshOp>
+mlir::tp::verifyShardingFor(ShardingAttr sharding, Type type, Operation *anchor,
+                            bool local,
+                            function_ref<InFlightDiagnostic()> emitError,
+                            SymbolTableCollection *symbols) {
+  auto tensorType = dyn_cast<RankedTensorType>(type);
+  if (!tensorType)
+    return emitError() << "a sharding describes a ranked tensor, got " << type;
+  FailureOr<MeshOp> mesh =
+      lookupMesh(anchor, sharding.getMesh(), symbols, emitError);
+  if (failed(mesh))
+    return failure();
+  if (sharding.getRank() != static_cast<unsigned>(tensorType.getRank()))
+    return emitError() << "sharding " << sharding << " has "
+                       << sharding.getRank() << " dimensions but type "
+                       << tensorType << " has rank " << tensorType.getRank();
+  for (unsigned dim = 0, e = sharding.getRank(); dim < e; ++dim) {
+    SmallVector<StringRef> axes = sharding.getDimAxes(dim);
+    std::string where = " in dimension " + std::to_string(dim);
+    if (failed(checkAxesInMesh(*mesh, axes, where, emitError)))
+      return failure();
+    int64_t size = tensorType.getDimSize(dim);
+    int64_t groupSize = mesh->getGroupSize(axes);
+    if (local || ShapedType::isDynamic(size) || size % groupSize == 0)
+      continue;
+    return emitError() << "dimension " << dim << " of size " << size
+                       << " is not divisible by " << groupSize
+                       << ", the total size of axes "
+                       << sharding.getDims()[dim] << " of mesh @"
+                       << mesh->getSymName();
+  }
+  if (failed(checkAxesInMesh(*mesh, sharding.getPartialAxes(),
+                             " in the partial axes", emitError)))
+    return failure();
+  return mesh;
+}
+
+SmallVector<int64_t> mlir::tp::getShardShape(ArrayRef<int64_t> globalShape,
+                                             ShardingAttr sharding,
+                                             MeshOp mesh) {
+  SmallVector<int64_t> shape(globalShape);
+  for (auto [dim, size] : llvm::enumerate(shape))
+    if (!ShapedType::isDynamic(size))
+      size /= mesh.getGroupSize(sharding.getDimAxes(dim));
+  return shape;
+}
+
+SmallVector<int64_t> mlir::tp::getGlobalShape(ArrayRef<int64_t> shardShape,
+                                              ShardingAttr sharding,
+                                              MeshOp mesh) {
+  SmallVector<int64_t> shape(shardShape);
+  for (auto [dim, size] : llvm::enumerate(shape))
+    if (!ShapedType::isDynamic(size))
+      size *= mesh.getGroupSize(sharding.getDimAxes(dim));
+  return shape;
+}
+
+//===----------------------------------------------------------------------===//
+// MeshOp
+//===----------------------------------------------------------------------===//
+
+/// `[` (string `=` integer (`,` string `=` integer)*)? `]`
+static ParseResult parseMeshAxes(OpAsmParser &parser, ArrayAttr &names,
+                                 DenseI64ArrayAttr &sizes) {
+  SmallVector<Attribute> nameAttrs;
+  SmallVector<int64_t> sizeValues;
+  if (parser.parseCommaSeparatedList(
+          OpAsmParser::Delimiter::Square,
+          [&]() -> ParseResult {
+            std::string name;
+            int64_t size;
+            if (parser.parseString(&name) || parser.parseEqual() ||
+                parser.parseInteger(size))
+              return failure();
+            nameAttrs.push_back(parser.getBuilder().getStringAttr(name));
+            sizeValues.push_back(size);
+            return success();
+          },
+          " in the mesh axes"))
+    return failure();
+  names = parser.getBuilder().getArrayAttr(nameAttrs);
+  sizes = parser.getBuilder().getDenseI64ArrayAttr(sizeValues);
+  return success();
+}
+
+static void printMeshAxes(OpAsmPrinter &printer, MeshOp, ArrayAttr names,
+                          DenseI64ArrayAttr sizes) {
+  printer << "[";
+  llvm::interleaveComma(llvm::zip(names, sizes.asArrayRef()), printer,
+                        [&](auto pair) {
+                          auto [name, size] = pair;
+                          printer.printString(cast<StringAttr>(name).getValue());
+                          printer << " = " << size;
+                        });
+  printer << "]";
+}
+
+LogicalResult MeshOp::verify() {
+  ArrayAttr names = getAxisNames();
+  ArrayRef<int64_t> sizes = getAxisSizes();
+  if (names.size() != sizes.size())
+    return emitOpError() << "has " << names.size() << " axis names but "
+                         << sizes.size() << " axis sizes";
+  if (names.empty())
+    return emitOpError() << "@" << getSymName()
+                         << " must have at least one axis";
+  llvm::StringSet<> seen;
+  int64_t devices = 1;
+  for (auto [index, nameAttr, size] : llvm::enumerate(names, sizes)) {
+    StringRef name = cast<StringAttr>(nameAttr).getValue();
+    if (name.empty())
+      return emitOpError() << "axis #" << index << " has an empty name";
+    if (!seen.insert(name).second)
+      return emitOpError() << "axis \"" << name << "\" is declared twice";
+    if (size <= 0)
+      return emitOpError() << "axis \"" << name << "\" has size " << size
+                           << "; expected a positive size";
+    if (llvm::MulOverflow(devices, size, devices))
+      return emitOpError() << "@" << getSymName()
+                           << " has more devices than an int64 can count";
+  }
+  return success();
+}
+
+int64_t MeshOp::getNumDevices() {
+  int64_t devices = 1;
+  for (int64_t size : getAxisSizes())
+    devices *= size;
+  return devices;
+}
+
+std::optional<unsigned> MeshOp::getAxisIndex(StringRef name) {
+  for (auto [index, axis] : llvm::enumerate(getAxisNames()))
+    if (cast<StringAttr>(axis).getValue() == name)
+      return index;
+  return std::nullopt;
+}
+
+int64_t MeshOp::getAxisSize(StringRef name) {
+  std::optional<unsigned> index = getAxisIndex(name);
+  assert(index && "axis must be an axis of the mesh (verify first)");
+  return getAxisSizes()[*index];
+}
+
+int64_t MeshOp::getGroupSize(ArrayRef<StringRef> axes) {
+  int64_t size = 1;
+  for (StringRef axis : axes)
+    size *= getAxisSize(axis);
+  return size;
+}
+
+int64_t MeshOp::getGroupSize(ArrayAttr axes) {
+  return getGroupSize(toStrings(axes));
+}
+
+//===----------------------------------------------------------------------===//
+// AnnotateOp / ReshardOp
+//===----------------------------------------------------------------------===//
+
+template <typename OpTy>
+static LogicalResult verifyShardingOpSymbols(OpTy op,
+                                             SymbolTableCollection &symbols) {
+  return verifyShardingFor(
+      op.getSharding(), op.getInput().getType(), op, isInLocalForm(op),
+      [&]() { return op.emitOpError(); }, &symbols);
+}
+
+LogicalResult AnnotateOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  return verifyShardingOpSymbols(*this, symbols);
+}
+
+LogicalResult ReshardOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  return verifyShardingOpSymbols(*this, symbols);
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+/// Checks an axis list that does not need the mesh: not empty, no empty name,
+/// no axis twice.
+static LogicalResult verifyAxisList(Operation *op, ArrayAttr axes) {
+  if (axes.empty())
+    return op->emitOpError() << "needs at least one mesh axis";
+  llvm::StringSet<> seen;
+  for (Attribute attr : axes) {
+    StringRef axis = cast<StringAttr>(attr).getValue();
+    if (axis.empty())
+      return op->emitOpError() << "mesh axis name must not be empty";
+    if (!seen.insert(axis).second)
+      return op->emitOpError() << "mesh axis \"" << axis << "\" is listed twice";
+  }
+  return success();
+}
+
+/// Checks a dimension index against a rank.
+static LogicalResult verifyDimIndex(Operation *op, StringRef what, int64_t dim,
+                                    int64_t rank) {
+  if (dim < 0 || dim >= rank)
+    return op->emitOpError() << what << " " << dim
+                             << " is out of range for an operand of rank "
+                             << rank;
+  return success();
+}
+
+/// Checks that `in` and `out` agree in rank, element type and every dimension
+/// not in `changed`; dimensions in `changed` are both dynamic or both static.
+static LogicalResult verifySameExcept(Operation *op, RankedTensorType in,
+                                      RankedTensorType out,
+                                      ArrayRef<int64_t> changed) {
+  if (in.getRank() != out.getRank())
+    return op->emitOpError() << "result type " << out << " has rank "
+                             << out.getRank() << " but operand type " << in
+                             << " has rank " << in.getRank();
+  if (in.getElementType() != out.getElementType())
+    return op->emitOpError() << "result element type " << out.getElementType()
+                             << " differs from operand element type "
+                             << in.getElementType();
+  for (int64_t dim = 0; dim < in.getRank(); ++dim) {
+    int64_t inSize = in.getDimSize(dim), outSize = out.getDimSize(dim);
+    if (llvm::is_contained(changed, dim)) {
+      if (ShapedType::isDynamic(inSize) != ShapedType::isDynamic(outSize))
+        return op->emitOpError()
+               << "dimension " << dim
+               << " must be dynamic in both operand and result or static in "
+                  "both, got "
+               << in << " -> " << out;
+      continue;
+    }
+    if (inSize != outSize)
+      return op->emitOpError() << "result dimension " << dim << " has size "
+                               << (ShapedType::isDynamic(outSize)
+                                       ? std::string("?")
+                                       : std::to_string(outSize))
+                               << " but the operand's has "
+                               << (ShapedType::isDynamic(inSize)
+                                       ? std::string("?")
+                                       : std::to_string(inSize))
+                               << "; only the collective's dimensions may "
+                                  "change";
+  }
+  return success();
+}
+
+/// Checks that `dim` grows by `groupSize` from `in` to `out`.
+static LogicalResult verifyGrownDim(Operation *op, RankedTensorType in,
+                                    RankedTensorType out, int64_t dim,
+                                    int64_t groupSize, ArrayAttr axes) {
+  int64_t inSize = in.getDimSize(dim), outSize = out.getDimSize(dim);
+  if (ShapedType::isDynamic(inSize) || inSize * groupSize == outSize)
+    return success();
+  return op->emitOpError() << "result dimension " << dim << " has size "
+                           << outSize << " but expected " << inSize * groupSize
+                           << " (operand size " << inSize << " x group size "
+                           << groupSize << " of axes " << axes << ")";
+}
+
+/// Checks that `dim` shrinks by `groupSize` from `in` to `out`.
+static LogicalResult verifyShrunkDim(Operation *op, RankedTensorType in,
+                                     RankedTensorType out, int64_t dim,
+                                     int64_t groupSize, ArrayAttr axes) {
+  int64_t inSize = in.getDimSize(dim), outSize = out.getDimSize(dim);
+  if (ShapedType::isDynamic(inSize))
+    return success();
+  if (inSize % groupSize != 0)
+    return op->emitOpError() << "operand dimension " << dim << " of size "
+                             << inSize << " is not divisible by the group size "
+                             << groupSize << " of axes " << axes;
+  if (inSize / groupSize != outSize)
+    return op->emitOpError() << "result dimension " << dim << " has size "
+                             << outSize << " but expected "
+                             << inSize / groupSize << " (operand size "
+                             << inSize << " / group size " << groupSize
+                             << " of axes " << axes << ")";
+  return success();
+}
+
+/// Looks up the collective's mesh and checks its axes against it.
+static FailureOr<MeshOp> verifyCollectiveMesh(Operation *op,
+                                              FlatSymbolRefAttr meshRef,
+                                              ArrayAttr axes,
+                                              SymbolTableCollection &symbols) {
+  auto emitError = [op]() { return op->emitOpError(); };
+  FailureOr<MeshOp> mesh = lookupMesh(op, meshRef, &symbols, emitError);
+  if (failed(mesh) ||
+      failed(checkAxesInMesh(*mesh, toStrings(axes), "", emitError)))
+    return failure();
+  return mesh;
+}
+
+/// The type `input` has after dimension `dim` is multiplied (`grow`) or
+/// divided by the group size of `axes` on `mesh`.
+static RankedTensorType resizedType(Value input, MeshOp mesh,
+                                    ArrayRef<StringRef> axes, int64_t dim,
+                                    bool grow) {
+  auto type = cast<RankedTensorType>(input.getType());
+  SmallVector<int64_t> shape(type.getShape());
+  int64_t groupSize = mesh.getGroupSize(axes);
+  if (!ShapedType::isDynamic(shape[dim]))
+    shape[dim] = grow ? shape[dim] * groupSize : shape[dim] / groupSize;
+  return RankedTensorType::get(shape, type.getElementType(),
+                               type.getEncoding());
+}
+
+static ArrayAttr toArrayAttr(Builder &b, ArrayRef<StringRef> axes) {
+  return b.getStrArrayAttr(axes);
+}
+
+/// A reduction kind as a bare keyword: `sum`, `max` or `min`.
+static ParseResult parseReductionKind(OpAsmParser &parser,
+                                      ReductionKindAttr &kind) {
+  llvm::SMLoc loc = parser.getCurrentLocation();
+  StringRef keyword;
+  if (parser.parseKeyword(&keyword))
+    return failure();
+  std::optional<ReductionKind> value = symbolizeReductionKind(keyword);
+  if (!value)
+    return parser.emitError(loc, "unknown reduction '")
+           << keyword << "'; expected one of sum, max, min";
+  kind = ReductionKindAttr::get(parser.getContext(), *value);
+  return success();
+}
+
+static void printReductionKind(OpAsmPrinter &printer, Operation *,
+                               ReductionKindAttr kind) {
+  printer << stringifyReductionKind(kind.getValue());
+}
+
+// all_reduce
+
+LogicalResult AllReduceOp::verify() { return verifyAxisList(*this, getAxes()); }
+
+LogicalResult AllReduceOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  return verifyCollectiveMesh(*this, getMeshAttr(), getAxes(), symbols);
+}
+
+// all_gather
+
+LogicalResult AllGatherOp::verify() {
+  if (failed(verifyAxisList(*this, getAxes())) ||
+      failed(verifyDimIndex(*this, "dim", getDim(),
+                            getInput().getType().getRank())))
+    return failure();
+  return verifySameExcept(*this, getInput().getType(), getResult().getType(),
+                          {getDim()});
+}
+
+LogicalResult AllGatherOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  FailureOr<MeshOp> mesh =
+      verifyCollectiveMesh(*this, getMeshAttr(), getAxes(), symbols);
+  if (failed(mesh))
+    return failure();
+  return verifyGrownDim(*this, getInput().getType(), getResult().getType(),
+                        getDim(), getGroupSize(*mesh), getAxes());
+}
+
+void AllGatherOp::build(OpBuilder &b, OperationState &state, Value input,
+                        MeshOp mesh, ArrayRef<StringRef> axes, int64_t dim) {
+  build(b, state, resizedType(input, mesh, axes, dim, /*grow=*/true), input,
+        mesh.getSymName(), toArrayAttr(b, axes), dim);
+}
+
+// reduce_scatter
+
+LogicalResult ReduceScatterOp::verify() {
+  if (failed(verifyAxisList(*this, getAxes())) ||
+      failed(verifyDimIndex(*this, "dim", getDim(),
+                            getInput().getType().getRank())))
+    return failure();
+  return verifySameExcept(*this, getInput().getType(), getResult().getType(),
+                          {getDim()});
+}
+
+LogicalResult
+ReduceScatterOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  FailureOr<MeshOp> mesh =
+      verifyCollectiveMesh(*this, getMeshAttr(), getAxes(), symbols);
+  if (failed(mesh))
+    return failure();
+  return verifyShrunkDim(*this, getInput().getType(), getResult().getType(),
+                         getDim(), getGroupSize(*mesh), getAxes());
+}
+
+void ReduceScatterOp::build(OpBuilder &b, OperationState &state,
+                            ReductionKind kind, Value input, MeshOp mesh,
+                            ArrayRef<StringRef> axes, int64_t dim) {
+  build(b, state, resizedType(input, mesh, axes, dim, /*grow=*/false), kind,
+        input, mesh.getSymName(), toArrayAttr(b, axes), dim);
+}
+
+// all_to_all
+
+LogicalResult AllToAllOp::verify() {
+  int64_t rank = getInput().getType().getRank();
+  if (failed(verifyAxisList(*this, getAxes())) ||
+      failed(verifyDimIndex(*this, "split dimension", getSplitDim(), rank)) ||
+      failed(verifyDimIndex(*this, "concat dimension", getConcatDim(), rank)))
+    return failure();
+  if (getSplitDim() == getConcatDim())
+    return emitOpError() << "split and concat dimensions must differ, both are "
+                         << getSplitDim();
+  return verifySameExcept(*this, getInput().getType(), getResult().getType(),
+                          {getSplitDim(), getConcatDim()});
+}
+
+LogicalResult AllToAllOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  FailureOr<MeshOp> mesh =
+      verifyCollectiveMesh(*this, getMeshAttr(), getAxes(), symbols);
+  if (failed(mesh))
+    return failure();
+  int64_t groupSize = getGroupSize(*mesh);
+  if (failed(verifyShrunkDim(*this, getInput().getType(),
+                             getResult().getType(), getSplitDim(), groupSize,
+                             getAxes())))
+    return failure();
+  return verifyGrownDim(*this, getInput().getType(), getResult().getType(),
+                        getConcatDim(), groupSize, getAxes());
+}
+
+void AllToAllOp::build(OpBuilder &b, OperationState &state, Value input,
+                       MeshOp mesh, ArrayRef<StringRef> axes, int64_t splitDim,
+                       int64_t concatDim) {
+  RankedTensorType split =
+      resizedType(input, mesh, axes, splitDim, /*grow=*/false);
+  SmallVector<int64_t> shape(split.getShape());
+  int64_t groupSize = mesh.getGroupSize(axes);
+  if (!ShapedType::isDynamic(shape[concatDim]))
+    shape[concatDim] *= groupSize;
+  build(b, state, split.clone(shape), input, mesh.getSymName(),
+        toArrayAttr(b, axes), splitDim, concatDim);
+}
+
+// all_slice
+
+LogicalResult AllSliceOp::verify() {
+  if (failed(verifyAxisList(*this, getAxes())) ||
+      failed(verifyDimIndex(*this, "dim", getDim(),
+                            getInput().getType().getRank())))
+    return failure();
+  return verifySameExcept(*this, getInput().getType(), getResult().getType(),
+                          {getDim()});
+}
+
+LogicalResult AllSliceOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  FailureOr<MeshOp> mesh =
+      verifyCollectiveMesh(*this, getMeshAttr(), getAxes(), symbols);
+  if (failed(mesh))
+    return failure();
+  return verifyShrunkDim(*this, getInput().getType(), getResult().getType(),
+                         getDim(), getGroupSize(*mesh), getAxes());
+}
+
+void AllSliceOp::build(OpBuilder &b, OperationState &state, Value input,
+                       MeshOp mesh, ArrayRef<StringRef> axes, int64_t dim) {
+  build(b, state, resizedType(input, mesh, axes, dim, /*grow=*/false), input,
+        mesh.getSymName(), toArrayAttr(b, axes), dim);
+}
+
+// axis_index
+
+LogicalResult AxisIndexOp::verify() { return verifyAxisList(*this, getAxes()); }
+
+LogicalResult AxisIndexOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  return verifyCollectiveMesh(*this, getMeshAttr(), getAxes(), symbols);
+}
+
+#define GET_OP_CLASSES
+#include "tp/Dialect/TP/IR/TPOps.cpp.inc"

@@ -1,0 +1,26 @@
+//===- InitAll.cpp - Register every dialect and pass tp-mlir uses ---------===//
+//
+// Part of tp-mlir, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tp/InitAll.h"
+
+#include "tp/Dialect/TP/IR/TPDialect.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+
+void mlir::tp::registerAllDialects(DialectRegistry &registry) {
+  registry.insert<TPDialect>();
+  // Everything mlir-opt knows (func, arith, math, tensor, linalg,
+  // bufferization, memref, scf, cf, vector, gpu, nvvm, llvm, ...), with the
+  // interface extensions that their passes need (bufferization, inlining,
+  // conversion to LLVM).
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
+}
+
+void mlir::tp::registerAllPasses() { mlir::registerAllPasses(); }
