@@ -1,0 +1,27 @@
+# -*- Python -*- lit configuration for the tp-mlir regression tests.
+
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "tp-mlir"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.tp_obj_root, "test")
+
+# Every FileCheck variable is local to its CHECK-LABEL block.
+config.environment["FILECHECK_OPTS"] = "-enable-var-scope"
+
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.add_tool_substitutions(
+    ["tp-opt", "mlir-tblgen"], [config.tp_tools_dir, config.llvm_tools_dir])
+
+config.substitutions.append(("%tp_src_root", config.tp_src_root))
+config.substitutions.append(("%tp_obj_root", config.tp_obj_root))
+
+if config.tp_has_cuda:
+    config.available_features.add("cuda")
