@@ -41,7 +41,7 @@ static LogicalResult verifyFunctionSharding(Operation *op, bool isResult,
     return op->emitOpError() << what << " #" << index << ": ";
   };
   if (attr.getName() != TPDialect::kShardingAttrName)
-    return emitError() << "unknown tp attribute '" << attr.getName()
+    return emitError() << "unknown tp attribute '" << attr.getName().getValue()
                        << "'; expected '" << TPDialect::kShardingAttrName
                        << "'";
   auto sharding = dyn_cast<ShardingAttr>(attr.getValue());

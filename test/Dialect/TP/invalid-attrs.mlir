@@ -1,0 +1,142 @@
+// RUN: tp-opt %s --split-input-file --verify-diagnostics
+
+// Tests that tp.sharding is refused on an op: intermediate values are
+// constrained with tp.annotate.
+
+tp.mesh @world ["tp" = 4]
+func.func @f() {
+  // expected-error @+1 {{'tensor.empty' op 'tp.sharding' is only valid on function arguments and results; use tp.annotate to constrain an intermediate value}}
+  %e = tensor.empty() {tp.sharding = #tp.sharding<@world, [{"tp"}]>} : tensor<8xf32>
+  return
+}
+
+// -----
+
+// Tests that tp.sharding on a function argument must be a #tp.sharding.
+
+// expected-error @+1 {{'func.func' op argument #0: 'tp.sharding' must be a #tp.sharding, got 3 : i64}}
+func.func @f(%x: tensor<8xf32> {tp.sharding = 3}) {
+  return
+}
+
+// -----
+
+// Tests that unknown tp attributes on arguments are rejected.
+
+// expected-error @+1 {{'func.func' op argument #0: unknown tp attribute 'tp.shard'; expected 'tp.sharding'}}
+func.func @f(%x: tensor<8xf32> {tp.shard = 3}) {
+  return
+}
+
+// -----
+
+// Tests that unknown tp attributes on ops are rejected.
+
+func.func @f() {
+  // expected-error @+1 {{'tensor.empty' op unknown tp attribute 'tp.foo'; expected one of 'tp.shardings', 'tp.spmd'}}
+  %e = tensor.empty() {tp.foo = 1} : tensor<8xf32>
+  return
+}
+
+// -----
+
+// Tests that tp.shardings needs one entry per result.
+
+tp.mesh @world ["tp" = 4]
+func.func @f() {
+  // expected-error @+1 {{'tensor.empty' op 'tp.shardings' has 2 entries but the op has 1 results; expected one sharding per result}}
+  %e = tensor.empty() {tp.shardings = [#tp.sharding<@world, [{"tp"}]>, #tp.sharding<@world, [{"tp"}]>]} : tensor<8xf32>
+  return
+}
+
+// -----
+
+// Tests that tp.shardings must be an array.
+
+tp.mesh @world ["tp" = 4]
+func.func @f() {
+  // expected-error @+1 {{'tensor.empty' op 'tp.shardings' must be an array of #tp.sharding, got #tp.sharding<@world, [{"tp"}]>}}
+  %e = tensor.empty() {tp.shardings = #tp.sharding<@world, [{"tp"}]>} : tensor<8xf32>
+  return
+}
+
+// -----
+
+// Tests that every tp.shardings entry must be a #tp.sharding.
+
+func.func @f() {
+  // expected-error @+1 {{'tensor.empty' op 'tp.shardings' entry #0: expected a #tp.sharding, got "tp"}}
+  %e = tensor.empty() {tp.shardings = ["tp"]} : tensor<8xf32>
+  return
+}
+
+// -----
+
+// Tests that a tp.shardings entry is checked against its result type.
+
+tp.mesh @world ["tp" = 4]
+func.func @f() {
+  // expected-error @+1 {{'tensor.empty' op 'tp.shardings' entry #0: dimension 0 of size 6 is not divisible by 4, the total size of axes ["tp"] of mesh @world}}
+  %e = tensor.empty() {tp.shardings = [#tp.sharding<@world, [{"tp"}]>]} : tensor<6xf32>
+  return
+}
+
+// -----
+
+// Tests that a non-tensor result takes a rank-0 sharding.
+
+tp.mesh @world ["tp" = 4]
+func.func @f() {
+  // expected-error @+1 {{'arith.constant' op 'tp.shardings' entry #0: result of non-tensor type 'index' must have a rank-0, non-partial sharding, got #tp.sharding<@world, [{"tp"}]>}}
+  %c = arith.constant {tp.shardings = [#tp.sharding<@world, [{"tp"}]>]} 0 : index
+  return
+}
+
+// -----
+
+// Tests that tp.spmd belongs on functions only.
+
+tp.mesh @world ["tp" = 4]
+func.func @f() {
+  // expected-error @+1 {{'tensor.empty' op 'tp.spmd' is only valid on functions}}
+  %e = tensor.empty() {tp.spmd = @world} : tensor<8xf32>
+  return
+}
+
+// -----
+
+// Tests that tp.spmd must be a symbol reference.
+
+// expected-error @+1 {{'func.func' op 'tp.spmd' must be a flat symbol reference to a tp.mesh, got "world"}}
+func.func @f() attributes {tp.spmd = "world"} {
+  return
+}
+
+// -----
+
+// Tests that tp.spmd must name an existing mesh.
+
+// expected-error @+1 {{'func.func' op 'tp.spmd' names unknown mesh @world}}
+func.func @f() attributes {tp.spmd = @world} {
+  return
+}
+
+// -----
+
+// Tests that tp.spmd must name a tp.mesh.
+
+// expected-error @+1 {{'func.func' op 'tp.spmd' names @g, which is a 'func.func', not a tp.mesh}}
+func.func @f() attributes {tp.spmd = @g} {
+  return
+}
+func.func private @g()
+
+// -----
+
+// Tests that tp.sharding is refused on a function itself.
+
+tp.mesh @world ["tp" = 4]
+// expected-error @+1 {{'func.func' op 'tp.sharding' is only valid on function arguments and results}}
+func.func @f() attributes {tp.sharding = #tp.sharding<@world, []>} {
+  return
+}
