@@ -70,3 +70,16 @@ tp.mesh @world ["tp" = 4]
 func.func @local(%x: tensor<16x3xf32> {tp.sharding = #tp.sharding<@world, [{}, {"tp"}]>}) attributes {tp.spmd = @world} {
   return
 }
+
+// -----
+
+// Tests that a bufferized function keeps the shardings of its memref
+// arguments (the runtime reads them), checked like tensors.
+
+tp.mesh @world ["tp" = 4]
+
+// CHECK-LABEL: func.func @bufferized
+// CHECK-SAME: memref<16x128xf32> {tp.sharding = #tp.sharding<@world, [{}, {"tp"}]>}
+func.func @bufferized(%x: memref<16x128xf32> {tp.sharding = #tp.sharding<@world, [{}, {"tp"}]>}) attributes {tp.spmd = @world} {
+  return
+}

@@ -123,7 +123,7 @@ func.func @f(%x: tensor<16x12xf32> {tp.sharding = #tp.sharding<@grid, [{}, {"dp"
 // Tests that a sharding on a non-tensor argument is rejected.
 
 tp.mesh @world ["tp" = 4]
-// expected-error @+1 {{'func.func' op argument #0: a sharding describes a ranked tensor, got 'i32'}}
+// expected-error @+1 {{'func.func' op argument #0: a sharding describes a ranked tensor or memref, got 'i32'}}
 func.func @f(%x: i32 {tp.sharding = #tp.sharding<@world, []>}) {
   return
 }
@@ -133,18 +133,18 @@ func.func @f(%x: i32 {tp.sharding = #tp.sharding<@world, []>}) {
 // Tests that a sharding on an unranked tensor is rejected.
 
 tp.mesh @world ["tp" = 4]
-// expected-error @+1 {{'func.func' op result #0: a sharding describes a ranked tensor, got 'tensor<*xf32>'}}
+// expected-error @+1 {{'func.func' op result #0: a sharding describes a ranked tensor or memref, got 'tensor<*xf32>'}}
 func.func @f(%x: tensor<*xf32>) -> (tensor<*xf32> {tp.sharding = #tp.sharding<@world, [{}]>}) {
   return %x : tensor<*xf32>
 }
 
 // -----
 
-// Tests that a sharding on a memref is rejected.
+// Tests that a sharding on an unranked memref is rejected.
 
 tp.mesh @world ["tp" = 4]
-// expected-error @+1 {{'func.func' op argument #0: a sharding describes a ranked tensor, got 'memref<8xf32>'}}
-func.func @f(%x: memref<8xf32> {tp.sharding = #tp.sharding<@world, [{"tp"}]>}) {
+// expected-error @+1 {{'func.func' op argument #0: a sharding describes a ranked tensor or memref, got 'memref<*xf32>'}}
+func.func @f(%x: memref<*xf32> {tp.sharding = #tp.sharding<@world, [{"tp"}]>}) {
   return
 }
 

@@ -98,7 +98,7 @@ static LogicalResult verifyResultShardings(Operation *op, Attribute value) {
     if (!sharding)
       return emitError() << "expected a #tp.sharding, got " << entry;
     Type type = op->getResult(index).getType();
-    if (isa<RankedTensorType>(type)) {
+    if (isa<RankedTensorType, MemRefType>(type)) {
       if (failed(verifyShardingFor(sharding, type, op, local, emitError)))
         return failure();
       continue;

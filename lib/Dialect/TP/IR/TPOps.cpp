@@ -79,9 +79,12 @@ mlir::tp::verifyShardingFor(ShardingAttr sharding, Type type, Operation *anchor,
                             bool local,
                             function_ref<InFlightDiagnostic()> emitError,
                             SymbolTableCollection *symbols) {
-  auto tensorType = dyn_cast<RankedTensorType>(type);
-  if (!tensorType)
-    return emitError() << "a sharding describes a ranked tensor, got " << type;
+  // Tensors in the compiler; memrefs once a program is bufferized, where the
+  // arguments keep their shardings for the runtime.
+  auto tensorType = dyn_cast<ShapedType>(type);
+  if (!isa<RankedTensorType, MemRefType>(type))
+    return emitError()
+           << "a sharding describes a ranked tensor or memref, got " << type;
   FailureOr<MeshOp> mesh =
       lookupMesh(anchor, sharding.getMesh(), symbols, emitError);
   if (failed(mesh))

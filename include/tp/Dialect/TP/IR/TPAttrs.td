@@ -72,7 +72,8 @@ def TP_ShardingAttr : TP_Attr<"Sharding", "sharding"> {
     #tp.sharding<@grid, [{"dp"}, {"tp"} ]>
     ```
 
-    The attribute alone does not know its mesh or the tensor it describes;
+    The attribute alone does not know its mesh or the tensor (or bufferized
+    memref) it describes;
     where it is attached (function arguments and results, `tp.annotate`,
     `tp.reshard`, `tp.shardings`) it is also checked against both.
 
@@ -80,11 +81,11 @@ def TP_ShardingAttr : TP_Attr<"Sharding", "sharding"> {
     - an axis name is not empty;
     - no axis appears twice, within one dimension or across dimensions;
     - no axis is both partial and splitting a dimension;
-    - where attached: the mesh is a `tp.mesh` symbol, every axis is an axis of
-      that mesh, the number of dimensions equals the tensor's rank, and each
-      static dimension is divisible by the product of the sizes of the axes
-      that split it (not checked in local form, where types are already
-      per-device).
+    - where attached: the mesh is a `tp.mesh` symbol, every axis is an axis
+      of that mesh, the value is a ranked tensor or memref, the number of
+      dimensions equals its rank, and each static dimension is divisible by
+      the product of the sizes of the axes that split it (not checked in
+      local form, where types are already per-device).
   }];
   let parameters = (ins
     "::mlir::FlatSymbolRefAttr":$mesh,

@@ -45,11 +45,12 @@ def TP_Dialect : Dialect {
     The dialect's discardable attributes:
 
     * `tp.sharding` (a `#tp.sharding`): on function arguments and results
-      only; the argument's or result's type must be a ranked tensor that the
-      sharding fits. In a function marked `tp.spmd` the types are local, so
+      only; the argument's or result's type must be a ranked tensor (or,
+      after bufferization, a ranked memref) that the sharding fits. In a function marked `tp.spmd` the types are local, so
       only the mesh, the axes and the rank are checked.
     * `tp.shardings` (an array of `#tp.sharding`): on any op, one entry per
-      result; a non-tensor result takes a rank-0 sharding.
+      result; a result that is not a tensor or memref takes a rank-0,
+      non-partial sharding.
     * `tp.spmd` (a flat symbol reference to a `tp.mesh`): on a function in
       local form.
   }];

@@ -29,8 +29,8 @@ namespace mlir::tp {
 /// `tp.spmd`: its tensor types are per-device shards.
 bool isInLocalForm(Operation *op);
 
-/// Checks `sharding` against the tensor type it describes and the mesh it
-/// names, as seen from `anchor` (the op that holds or uses it). In local form
+/// Checks `sharding` against the tensor (or, after bufferization, memref) type
+/// it describes and the mesh it names, as seen from `anchor` (the op that holds or uses it). In local form
 /// (`local`), types are shards already and divisibility is not checked.
 /// Reports through `emitError` and returns the mesh on success.
 FailureOr<MeshOp> verifyShardingFor(ShardingAttr sharding, Type type,
