@@ -18,6 +18,6 @@ int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   mlir::tp::registerAllDialects(registry);
   mlir::tp::registerAllPasses();
-  return mlir::asMainReturnCode(mlir::MlirOptMain(
-      argc, argv, "tp-mlir optimizer driver\n", registry));
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "tp-mlir optimizer driver\n", registry));
 }

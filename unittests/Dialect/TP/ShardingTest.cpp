@@ -66,8 +66,9 @@ TEST_F(ShardingTest, BuilderMatchesParsedForm) {
   EXPECT_EQ(built, parseSharding(R"(#tp.sharding<@world, [{}, {"tp"}]>)"));
   ShardingAttr partial =
       ShardingAttr::get(&context, world, {{}, {}}, ArrayRef<StringRef>{"tp"});
-  EXPECT_EQ(partial,
-            parseSharding(R"(#tp.sharding<@world, [{}, {}], partial = ["tp"]>)"));
+  EXPECT_EQ(
+      partial,
+      parseSharding(R"(#tp.sharding<@world, [{}, {}], partial = ["tp"]>)"));
   EXPECT_NE(built, partial);
 }
 
@@ -79,8 +80,8 @@ TEST_F(ShardingTest, Queries) {
   EXPECT_TRUE(s.getDimAxes(1).empty());
   EXPECT_FALSE(s.isPartial());
   EXPECT_FALSE(s.isFullyReplicated());
-  EXPECT_TRUE(parseSharding(R"(#tp.sharding<@grid, [{}, {}]>)")
-                  .isFullyReplicated());
+  EXPECT_TRUE(
+      parseSharding(R"(#tp.sharding<@grid, [{}, {}]>)").isFullyReplicated());
   ShardingAttr p =
       parseSharding(R"(#tp.sharding<@grid, [{"dp"}, {}], partial = ["tp"]>)");
   EXPECT_TRUE(p.isPartial());
@@ -89,15 +90,15 @@ TEST_F(ShardingTest, Queries) {
 }
 
 TEST_F(ShardingTest, ShardAndGlobalShapes) {
-  ShardingAttr s = parseSharding(R"(#tp.sharding<@grid, [{"dp"}, {"tp"}, {}]>)");
+  ShardingAttr s =
+      parseSharding(R"(#tp.sharding<@grid, [{"dp"}, {"tp"}, {}]>)");
   SmallVector<int64_t> global = {16, 512, ShapedType::kDynamic};
   SmallVector<int64_t> shard = getShardShape(global, s, mesh("grid"));
   EXPECT_EQ(shard, (SmallVector<int64_t>{8, 128, ShapedType::kDynamic}));
   EXPECT_EQ(getGlobalShape(shard, s, mesh("grid")), global);
 
   ShardingAttr both = parseSharding(R"(#tp.sharding<@grid, [{"tp", "dp"}]>)");
-  EXPECT_EQ(getShardShape({64}, both, mesh("grid")),
-            (SmallVector<int64_t>{8}));
+  EXPECT_EQ(getShardShape({64}, both, mesh("grid")), (SmallVector<int64_t>{8}));
 }
 
 TEST_F(ShardingTest, VerifyShardingForReportsTheBadDimension) {
@@ -111,8 +112,8 @@ TEST_F(ShardingTest, VerifyShardingForReportsTheBadDimension) {
   ShardingAttr s = parseSharding(R"(#tp.sharding<@world, [{}, {"tp"}]>)");
   auto f32 = Float32Type::get(&context);
 
-  EXPECT_TRUE(succeeded(verifyShardingFor(
-      s, RankedTensorType::get({3, 8}, f32), func, false, emitError)));
+  EXPECT_TRUE(succeeded(verifyShardingFor(s, RankedTensorType::get({3, 8}, f32),
+                                          func, false, emitError)));
   EXPECT_TRUE(message.empty());
 
   EXPECT_TRUE(failed(verifyShardingFor(s, RankedTensorType::get({3, 10}, f32),
@@ -137,26 +138,39 @@ TEST_F(ShardingTest, CollectiveBuildersInferResultTypes) {
   b.setInsertionPointToEnd(module->getBody());
   auto f32 = Float32Type::get(&context);
   Value x = tensor::EmptyOp::create(b, b.getUnknownLoc(),
-                                      ArrayRef<int64_t>{16, 128}, f32);
+                                    ArrayRef<int64_t>{16, 128}, f32);
   MeshOp world = mesh("world"), grid = mesh("grid");
 
   auto gather = AllGatherOp::create(b, b.getUnknownLoc(), x, world,
-                                      ArrayRef<StringRef>{"tp"}, 1);
+                                    ArrayRef<StringRef>{"tp"}, 1);
   EXPECT_EQ(gather.getType().getShape(), (ArrayRef<int64_t>{16, 512}));
 
-  auto scatter = ReduceScatterOp::create(b, b.getUnknownLoc(),
-                                           ReductionKind::Sum, x, grid,
-                                           ArrayRef<StringRef>{"dp", "tp"}, 0);
+  auto scatter =
+      ReduceScatterOp::create(b, b.getUnknownLoc(), ReductionKind::Sum, x, grid,
+                              ArrayRef<StringRef>{"dp", "tp"}, 0);
   EXPECT_EQ(scatter.getType().getShape(), (ArrayRef<int64_t>{2, 128}));
 
   auto a2a = AllToAllOp::create(b, b.getUnknownLoc(), x, world,
-                                  ArrayRef<StringRef>{"tp"}, 0, 1);
+                                ArrayRef<StringRef>{"tp"}, 0, 1);
   EXPECT_EQ(a2a.getType().getShape(), (ArrayRef<int64_t>{4, 512}));
 
   auto slice = AllSliceOp::create(b, b.getUnknownLoc(), x, grid,
-                                    ArrayRef<StringRef>{"dp"}, 1);
+                                  ArrayRef<StringRef>{"dp"}, 1);
   EXPECT_EQ(slice.getType().getShape(), (ArrayRef<int64_t>{16, 64}));
   EXPECT_EQ(slice.getGroupSize(grid), 2);
+
+  // Result types that the operands determine are inferred.
+  ShardingAttr split = parseSharding(R"(#tp.sharding<@world, [{}, {"tp"}]>)");
+  auto annotate = AnnotateOp::create(b, b.getUnknownLoc(), x, split);
+  EXPECT_EQ(annotate.getType(), x.getType());
+  auto reshard = ReshardOp::create(b, b.getUnknownLoc(), annotate, split);
+  EXPECT_EQ(reshard.getType(), x.getType());
+  auto reduce = AllReduceOp::create(b, b.getUnknownLoc(), ReductionKind::Max, x,
+                                    "world", ArrayRef<StringRef>{"tp"});
+  EXPECT_EQ(reduce.getType(), x.getType());
+  auto index = AxisIndexOp::create(b, b.getUnknownLoc(), "grid",
+                                   ArrayRef<StringRef>{"dp", "tp"});
+  EXPECT_TRUE(index.getType().isIndex());
 
   // Everything built verifies (the helper ops sit in the module body).
   EXPECT_TRUE(succeeded(verify(*module)));

@@ -76,10 +76,10 @@ SmallVector<StringRef> ShardingAttr::getUsedAxes() const {
   return used;
 }
 
-LogicalResult
-ShardingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                     FlatSymbolRefAttr mesh, ArrayRef<ArrayAttr> dims,
-                     ArrayAttr partial) {
+LogicalResult ShardingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                   FlatSymbolRefAttr mesh,
+                                   ArrayRef<ArrayAttr> dims,
+                                   ArrayAttr partial) {
   if (!mesh)
     return emitError() << "sharding needs a mesh symbol";
   // Where each axis was first seen: a dimension index, or -1 for partial.
@@ -159,13 +159,15 @@ Attribute ShardingAttr::parse(AsmParser &parser, Type type) {
   if (parser.parseComma())
     return {};
   if (parser.parseCommaSeparatedList(
-          AsmParser::Delimiter::Square, [&]() -> ParseResult {
+          AsmParser::Delimiter::Square,
+          [&]() -> ParseResult {
             SmallVector<Attribute> axes;
             if (parseAxisList(parser, AsmParser::Delimiter::Braces, axes))
               return failure();
             dims.push_back(ArrayAttr::get(ctx, axes));
             return success();
-          }, " in the list of dimension shardings"))
+          },
+          " in the list of dimension shardings"))
     return {};
   if (succeeded(parser.parseOptionalComma())) {
     if (parser.parseKeyword("partial") || parser.parseEqual() ||

@@ -90,9 +90,8 @@ static LogicalResult verifyResultShardings(Operation *op, Attribute value) {
   bool local = isInLocalForm(op);
   for (auto [index, entry] : llvm::enumerate(array)) {
     auto emitError = [&, index = index]() {
-      return op->emitOpError()
-             << "'" << TPDialect::kShardingsAttrName << "' entry #" << index
-             << ": ";
+      return op->emitOpError() << "'" << TPDialect::kShardingsAttrName
+                               << "' entry #" << index << ": ";
     };
     auto sharding = dyn_cast<ShardingAttr>(entry);
     if (!sharding)
@@ -123,8 +122,8 @@ LogicalResult TPDialect::verifyOperationAttribute(Operation *op,
     return verifyResultShardings(op, attr.getValue());
   if (name == kSpmdAttrName) {
     if (!isa<FunctionOpInterface>(op))
-      return op->emitOpError() << "'" << kSpmdAttrName
-                               << "' is only valid on functions";
+      return op->emitOpError()
+             << "'" << kSpmdAttrName << "' is only valid on functions";
     auto ref = dyn_cast<FlatSymbolRefAttr>(attr.getValue());
     if (!ref)
       return op->emitOpError()
@@ -133,8 +132,8 @@ LogicalResult TPDialect::verifyOperationAttribute(Operation *op,
              << attr.getValue();
     Operation *symbol = SymbolTable::lookupNearestSymbolFrom(op, ref);
     if (!symbol)
-      return op->emitOpError() << "'" << kSpmdAttrName << "' names unknown mesh "
-                               << ref;
+      return op->emitOpError()
+             << "'" << kSpmdAttrName << "' names unknown mesh " << ref;
     if (!isa<MeshOp>(symbol))
       return op->emitOpError()
              << "'" << kSpmdAttrName << "' names " << ref << ", which is a '"

@@ -56,9 +56,9 @@ lookupMesh(Operation *anchor, FlatSymbolRefAttr ref,
 }
 
 /// Checks that every axis in `axes` is an axis of `mesh`.
-static LogicalResult checkAxesInMesh(MeshOp mesh, ArrayRef<StringRef> axes,
-                                     StringRef where,
-                                     function_ref<InFlightDiagnostic()> emitError) {
+static LogicalResult
+checkAxesInMesh(MeshOp mesh, ArrayRef<StringRef> axes, StringRef where,
+                function_ref<InFlightDiagnostic()> emitError) {
   for (StringRef axis : axes)
     if (!mesh.getAxisIndex(axis))
       return emitError() << "unknown axis \"" << axis << "\"" << where
@@ -83,8 +83,8 @@ mlir::tp::verifyShardingFor(ShardingAttr sharding, Type type, Operation *anchor,
   // arguments keep their shardings for the runtime.
   auto tensorType = dyn_cast<ShapedType>(type);
   if (!isa<RankedTensorType, MemRefType>(type))
-    return emitError()
-           << "a sharding describes a ranked tensor or memref, got " << type;
+    return emitError() << "a sharding describes a ranked tensor or memref, got "
+                       << type;
   FailureOr<MeshOp> mesh =
       lookupMesh(anchor, sharding.getMesh(), symbols, emitError);
   if (failed(mesh))
@@ -104,9 +104,8 @@ mlir::tp::verifyShardingFor(ShardingAttr sharding, Type type, Operation *anchor,
       continue;
     return emitError() << "dimension " << dim << " of size " << size
                        << " is not divisible by " << groupSize
-                       << ", the total size of axes "
-                       << sharding.getDims()[dim] << " of mesh @"
-                       << mesh->getSymName();
+                       << ", the total size of axes " << sharding.getDims()[dim]
+                       << " of mesh @" << mesh->getSymName();
   }
   if (failed(checkAxesInMesh(*mesh, sharding.getPartialAxes(),
                              " in the partial axes", emitError)))
@@ -147,7 +146,7 @@ static ParseResult parseMeshAxes(OpAsmParser &parser, ArrayAttr &names,
           OpAsmParser::Delimiter::Square,
           [&]() -> ParseResult {
             std::string name;
-            int64_t size;
+            int64_t size = 0;
             if (parser.parseString(&name) || parser.parseEqual() ||
                 parser.parseInteger(size))
               return failure();
@@ -165,12 +164,12 @@ static ParseResult parseMeshAxes(OpAsmParser &parser, ArrayAttr &names,
 static void printMeshAxes(OpAsmPrinter &printer, MeshOp, ArrayAttr names,
                           DenseI64ArrayAttr sizes) {
   printer << "[";
-  llvm::interleaveComma(llvm::zip(names, sizes.asArrayRef()), printer,
-                        [&](auto pair) {
-                          auto [name, size] = pair;
-                          printer.printString(cast<StringAttr>(name).getValue());
-                          printer << " = " << size;
-                        });
+  llvm::interleaveComma(
+      llvm::zip(names, sizes.asArrayRef()), printer, [&](auto pair) {
+        auto [name, size] = pair;
+        printer.printString(cast<StringAttr>(name).getValue());
+        printer << " = " << size;
+      });
   printer << "]";
 }
 
@@ -267,7 +266,8 @@ static LogicalResult verifyAxisList(Operation *op, ArrayAttr axes) {
     if (axis.empty())
       return op->emitOpError() << "mesh axis name must not be empty";
     if (!seen.insert(axis).second)
-      return op->emitOpError() << "mesh axis \"" << axis << "\" is listed twice";
+      return op->emitOpError()
+             << "mesh axis \"" << axis << "\" is listed twice";
   }
   return success();
 }
@@ -276,9 +276,9 @@ static LogicalResult verifyAxisList(Operation *op, ArrayAttr axes) {
 static LogicalResult verifyDimIndex(Operation *op, StringRef what, int64_t dim,
                                     int64_t rank) {
   if (dim < 0 || dim >= rank)
-    return op->emitOpError() << what << " " << dim
-                             << " is out of range for an operand of rank "
-                             << rank;
+    return op->emitOpError()
+           << what << " " << dim << " is out of range for an operand of rank "
+           << rank;
   return success();
 }
 
@@ -288,13 +288,13 @@ static LogicalResult verifySameExcept(Operation *op, RankedTensorType in,
                                       RankedTensorType out,
                                       ArrayRef<int64_t> changed) {
   if (in.getRank() != out.getRank())
-    return op->emitOpError() << "result type " << out << " has rank "
-                             << out.getRank() << " but operand type " << in
-                             << " has rank " << in.getRank();
+    return op->emitOpError()
+           << "result type " << out << " has rank " << out.getRank()
+           << " but operand type " << in << " has rank " << in.getRank();
   if (in.getElementType() != out.getElementType())
-    return op->emitOpError() << "result element type " << out.getElementType()
-                             << " differs from operand element type "
-                             << in.getElementType();
+    return op->emitOpError()
+           << "result element type " << out.getElementType()
+           << " differs from operand element type " << in.getElementType();
   for (int64_t dim = 0; dim < in.getRank(); ++dim) {
     int64_t inSize = in.getDimSize(dim), outSize = out.getDimSize(dim);
     if (llvm::is_contained(changed, dim)) {
@@ -307,16 +307,15 @@ static LogicalResult verifySameExcept(Operation *op, RankedTensorType in,
       continue;
     }
     if (inSize != outSize)
-      return op->emitOpError() << "result dimension " << dim << " has size "
-                               << (ShapedType::isDynamic(outSize)
-                                       ? std::string("?")
-                                       : std::to_string(outSize))
-                               << " but the operand's has "
-                               << (ShapedType::isDynamic(inSize)
-                                       ? std::string("?")
-                                       : std::to_string(inSize))
-                               << "; only the collective's dimensions may "
-                                  "change";
+      return op->emitOpError()
+             << "result dimension " << dim << " has size "
+             << (ShapedType::isDynamic(outSize) ? std::string("?")
+                                                : std::to_string(outSize))
+             << " but the operand's has "
+             << (ShapedType::isDynamic(inSize) ? std::string("?")
+                                               : std::to_string(inSize))
+             << "; only the collective's dimensions may "
+                "change";
   }
   return success();
 }
@@ -346,11 +345,11 @@ static LogicalResult verifyShrunkDim(Operation *op, RankedTensorType in,
                              << inSize << " is not divisible by the group size "
                              << groupSize << " of axes " << axes;
   if (inSize / groupSize != outSize)
-    return op->emitOpError() << "result dimension " << dim << " has size "
-                             << outSize << " but expected "
-                             << inSize / groupSize << " (operand size "
-                             << inSize << " / group size " << groupSize
-                             << " of axes " << axes << ")";
+    return op->emitOpError()
+           << "result dimension " << dim << " has size " << outSize
+           << " but expected " << inSize / groupSize << " (operand size "
+           << inSize << " / group size " << groupSize << " of axes " << axes
+           << ")";
   return success();
 }
 
@@ -421,7 +420,7 @@ LogicalResult AllGatherOp::verify() {
                             getInput().getType().getRank())))
     return failure();
   return verifySameExcept(*this, getInput().getType(), getResult().getType(),
-                          {getDim()});
+                          {static_cast<int64_t>(getDim())});
 }
 
 LogicalResult AllGatherOp::verifySymbolUses(SymbolTableCollection &symbols) {
@@ -447,7 +446,7 @@ LogicalResult ReduceScatterOp::verify() {
                             getInput().getType().getRank())))
     return failure();
   return verifySameExcept(*this, getInput().getType(), getResult().getType(),
-                          {getDim()});
+                          {static_cast<int64_t>(getDim())});
 }
 
 LogicalResult
@@ -479,7 +478,8 @@ LogicalResult AllToAllOp::verify() {
     return emitOpError() << "split and concat dimensions must differ, both are "
                          << getSplitDim();
   return verifySameExcept(*this, getInput().getType(), getResult().getType(),
-                          {getSplitDim(), getConcatDim()});
+                          {static_cast<int64_t>(getSplitDim()),
+                           static_cast<int64_t>(getConcatDim())});
 }
 
 LogicalResult AllToAllOp::verifySymbolUses(SymbolTableCollection &symbols) {
@@ -488,9 +488,8 @@ LogicalResult AllToAllOp::verifySymbolUses(SymbolTableCollection &symbols) {
   if (failed(mesh))
     return failure();
   int64_t groupSize = getGroupSize(*mesh);
-  if (failed(verifyShrunkDim(*this, getInput().getType(),
-                             getResult().getType(), getSplitDim(), groupSize,
-                             getAxes())))
+  if (failed(verifyShrunkDim(*this, getInput().getType(), getResult().getType(),
+                             getSplitDim(), groupSize, getAxes())))
     return failure();
   return verifyGrownDim(*this, getInput().getType(), getResult().getType(),
                         getConcatDim(), groupSize, getAxes());
@@ -517,7 +516,7 @@ LogicalResult AllSliceOp::verify() {
                             getInput().getType().getRank())))
     return failure();
   return verifySameExcept(*this, getInput().getType(), getResult().getType(),
-                          {getDim()});
+                          {static_cast<int64_t>(getDim())});
 }
 
 LogicalResult AllSliceOp::verifySymbolUses(SymbolTableCollection &symbols) {

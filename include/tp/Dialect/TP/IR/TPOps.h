@@ -30,13 +30,14 @@ namespace mlir::tp {
 bool isInLocalForm(Operation *op);
 
 /// Checks `sharding` against the tensor (or, after bufferization, memref) type
-/// it describes and the mesh it names, as seen from `anchor` (the op that holds or uses it). In local form
+/// it describes and the mesh it names, as seen from `anchor` (the op that holds
+/// or uses it). In local form
 /// (`local`), types are shards already and divisibility is not checked.
 /// Reports through `emitError` and returns the mesh on success.
-FailureOr<MeshOp> verifyShardingFor(ShardingAttr sharding, Type type,
-                                    Operation *anchor, bool local,
-                                    function_ref<InFlightDiagnostic()> emitError,
-                                    SymbolTableCollection *symbols = nullptr);
+FailureOr<MeshOp>
+verifyShardingFor(ShardingAttr sharding, Type type, Operation *anchor,
+                  bool local, function_ref<InFlightDiagnostic()> emitError,
+                  SymbolTableCollection *symbols = nullptr);
 
 /// The per-device shape of a tensor of global shape `globalShape` split by
 /// `sharding` over `mesh`. Dynamic dimensions stay dynamic. The sharding must

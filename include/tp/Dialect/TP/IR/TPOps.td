@@ -69,6 +69,11 @@ class TP_ShardingOp<string mnemonic, list<Trait> traits = []>
         DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let arguments = (ins AnyRankedTensor:$input, TP_ShardingAttr:$sharding);
   let results = (outs AnyRankedTensor:$result);
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$input, "::mlir::tp::ShardingAttr":$sharding), [{
+      build($_builder, $_state, input.getType(), input, sharding);
+    }]>
+  ];
   let assemblyFormat = [{
     $input $sharding attr-dict `:` type($input)
   }];
@@ -161,6 +166,16 @@ def TP_AllReduceOp : TP_CollectiveOp<"all_reduce",
   let assemblyFormat = [{
     custom<ReductionKind>($kind) $input `over` $mesh $axes attr-dict `:` type($input)
   }];
+  let builders = [
+    OpBuilder<(ins "::mlir::tp::ReductionKind":$kind, "::mlir::Value":$input,
+                   "::llvm::StringRef":$mesh,
+                   "::llvm::ArrayRef<::llvm::StringRef>":$axes), [{
+      build($_builder, $_state, input.getType(),
+            ::mlir::tp::ReductionKindAttr::get($_builder.getContext(), kind),
+            input, ::mlir::FlatSymbolRefAttr::get($_builder.getContext(), mesh),
+            $_builder.getStrArrayAttr(axes));
+    }]>
+  ];
 }
 
 def TP_AllGatherOp : TP_CollectiveOp<"all_gather"> {
@@ -321,6 +336,14 @@ def TP_AxisIndexOp : TP_CollectiveOp<"axis_index"> {
   let arguments = (ins FlatSymbolRefAttr:$mesh, StrArrayAttr:$axes);
   let results = (outs Index:$result);
   let assemblyFormat = "$mesh $axes attr-dict `:` type($result)";
+  let builders = [
+    OpBuilder<(ins "::llvm::StringRef":$mesh,
+                   "::llvm::ArrayRef<::llvm::StringRef>":$axes), [{
+      build($_builder, $_state, $_builder.getIndexType(),
+            ::mlir::FlatSymbolRefAttr::get($_builder.getContext(), mesh),
+            $_builder.getStrArrayAttr(axes));
+    }]>
+  ];
 }
 
 #endif // TP_DIALECT_TP_IR_TPOPS_TD
