@@ -7,6 +7,8 @@
 #include "tp/InitAll.h"
 
 #include "tp/Dialect/TP/IR/TPDialect.h"
+#include "tp/Dialect/TP/IR/TPInterfaces.h"
+#include "tp/Dialect/TP/Transforms/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -21,6 +23,11 @@ void mlir::tp::registerAllDialects(DialectRegistry &registry) {
   // conversion to LLVM).
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
+  // Sharding rules of the upstream ops, derived from their structure.
+  registerShardingRuleModels(registry);
 }
 
-void mlir::tp::registerAllPasses() { mlir::registerAllPasses(); }
+void mlir::tp::registerAllPasses() {
+  mlir::registerAllPasses();
+  registerTPPasses();
+}

@@ -23,7 +23,7 @@ func.func @f(%x: tensor<8xf32> {tp.sharding = 3}) {
 
 // Tests that unknown tp attributes on arguments are rejected.
 
-// expected-error @+1 {{'func.func' op argument #0: unknown tp attribute 'tp.shard'; expected 'tp.sharding'}}
+// expected-error @+1 {{'func.func' op argument #0: unknown tp attribute 'tp.shard'; expected 'tp.sharding' or 'tp.origin'}}
 func.func @f(%x: tensor<8xf32> {tp.shard = 3}) {
   return
 }
@@ -33,7 +33,7 @@ func.func @f(%x: tensor<8xf32> {tp.shard = 3}) {
 // Tests that unknown tp attributes on ops are rejected.
 
 func.func @f() {
-  // expected-error @+1 {{'tensor.empty' op unknown tp attribute 'tp.foo'; expected one of 'tp.shardings', 'tp.spmd'}}
+  // expected-error @+1 {{'tensor.empty' op unknown tp attribute 'tp.foo'; expected one of 'tp.shardings', 'tp.spmd', 'tp.origins'}}
   %e = tensor.empty() {tp.foo = 1} : tensor<8xf32>
   return
 }
@@ -138,5 +138,24 @@ func.func private @g()
 tp.mesh @world ["tp" = 4]
 // expected-error @+1 {{'func.func' op 'tp.sharding' is only valid on function arguments and results}}
 func.func @f() attributes {tp.sharding = #tp.sharding<@world, []>} {
+  return
+}
+
+// -----
+
+// Tests that tp.origins needs one string per result.
+
+func.func @f() {
+  // expected-error @+1 {{'tensor.empty' op 'tp.origins' must be an array of one string per result, got ["a", "b"]}}
+  %e = tensor.empty() {tp.origins = ["a", "b"]} : tensor<8xf32>
+  return
+}
+
+// -----
+
+// Tests that tp.origin on an argument must be a string.
+
+// expected-error @+1 {{'func.func' op argument #0: 'tp.origin' must be a string, got 1 : i64}}
+func.func @f(%x: tensor<8xf32> {tp.origin = 1}) {
   return
 }

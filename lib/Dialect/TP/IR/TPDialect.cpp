@@ -40,10 +40,16 @@ static LogicalResult verifyFunctionSharding(Operation *op, bool isResult,
   auto emitError = [&]() {
     return op->emitOpError() << what << " #" << index << ": ";
   };
+  if (attr.getName() == TPDialect::kOriginAttrName) {
+    if (!isa<StringAttr>(attr.getValue()))
+      return emitError() << "'" << TPDialect::kOriginAttrName
+                         << "' must be a string, got " << attr.getValue();
+    return success();
+  }
   if (attr.getName() != TPDialect::kShardingAttrName)
     return emitError() << "unknown tp attribute '" << attr.getName().getValue()
                        << "'; expected '" << TPDialect::kShardingAttrName
-                       << "'";
+                       << "' or '" << TPDialect::kOriginAttrName << "'";
   auto sharding = dyn_cast<ShardingAttr>(attr.getValue());
   if (!sharding)
     return emitError() << "'" << TPDialect::kShardingAttrName
@@ -140,6 +146,16 @@ LogicalResult TPDialect::verifyOperationAttribute(Operation *op,
              << symbol->getName() << "', not a tp.mesh";
     return success();
   }
+  if (name == kOriginsAttrName) {
+    auto array = dyn_cast<ArrayAttr>(attr.getValue());
+    if (!array || array.size() != op->getNumResults() ||
+        !llvm::all_of(array, [](Attribute a) { return isa<StringAttr>(a); }))
+      return op->emitOpError()
+             << "'" << kOriginsAttrName
+             << "' must be an array of one string per result, got "
+             << attr.getValue();
+    return success();
+  }
   if (name == kShardingAttrName)
     return op->emitOpError()
            << "'" << kShardingAttrName
@@ -147,5 +163,6 @@ LogicalResult TPDialect::verifyOperationAttribute(Operation *op,
               "tp.annotate to constrain an intermediate value";
   return op->emitOpError() << "unknown tp attribute '" << name
                            << "'; expected one of '" << kShardingsAttrName
-                           << "', '" << kSpmdAttrName << "'";
+                           << "', '" << kSpmdAttrName << "', '"
+                           << kOriginsAttrName << "'";
 }

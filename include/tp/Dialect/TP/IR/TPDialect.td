@@ -53,6 +53,9 @@ def TP_Dialect : Dialect {
       non-partial sharding.
     * `tp.spmd` (a flat symbol reference to a `tp.mesh`): on a function in
       local form.
+    * `tp.origins` (an array of strings, one per result) on ops and
+      `tp.origin` (a string) on function arguments and results: where a
+      sharding came from, written by `--tp-propagate{record-origins}`.
   }];
   let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;
@@ -63,6 +66,8 @@ def TP_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kShardingAttrName = "tp.sharding";
     static constexpr ::llvm::StringLiteral kShardingsAttrName = "tp.shardings";
     static constexpr ::llvm::StringLiteral kSpmdAttrName = "tp.spmd";
+    static constexpr ::llvm::StringLiteral kOriginsAttrName = "tp.origins";
+    static constexpr ::llvm::StringLiteral kOriginAttrName = "tp.origin";
 
   private:
     void registerAttributes();

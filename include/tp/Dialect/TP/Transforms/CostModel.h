@@ -1,0 +1,44 @@
+//===- CostModel.h - Communication cost of collectives ----------*- C++ -*-===//
+//
+// Part of tp-mlir, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// Bytes each device sends for a collective over a group of n devices, with
+// ring algorithms (S = bytes of the per-device tensor named below):
+//   all_reduce      2 (n-1)/n * S   (S: the reduced tensor)
+//   all_gather        (n-1)/n * S   (S: the gathered result)
+//   reduce_scatter    (n-1)/n * S   (S: the reduced input)
+//   all_to_all        (n-1)/n^2 * S (S: the exchanged tensor)
+//   all_slice         0
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TP_DIALECT_TP_TRANSFORMS_COSTMODEL_H
+#define TP_DIALECT_TP_TRANSFORMS_COSTMODEL_H
+
+#include "mlir/Support/LLVM.h"
+#include "llvm/ADT/StringRef.h"
+
+namespace mlir::tp {
+
+enum class CollectiveKind {
+  AllReduce,
+  AllGather,
+  ReduceScatter,
+  AllToAll,
+  AllSlice
+};
+
+StringRef stringifyCollectiveKind(CollectiveKind kind);
+
+/// Bytes one device sends for `kind` over `groupSize` devices on a tensor of
+/// `bytes` (see the file comment for which tensor).
+double collectiveBytes(CollectiveKind kind, int64_t groupSize, double bytes);
+
+/// The formula used, as text (`2(n-1)/n*S`), for reports.
+StringRef collectiveFormula(CollectiveKind kind);
+
+} // namespace mlir::tp
+
+#endif // TP_DIALECT_TP_TRANSFORMS_COSTMODEL_H

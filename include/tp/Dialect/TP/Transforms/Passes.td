@@ -1,0 +1,92 @@
+//===- Passes.td - tp dialect passes -----------------------*- tablegen -*-===//
+//
+// Part of tp-mlir, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TP_DIALECT_TP_TRANSFORMS_PASSES_TD
+#define TP_DIALECT_TP_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def PrintShardingRulesPass : Pass<"tp-print-sharding-rules", "::mlir::ModuleOp"> {
+  let summary = "Reports the sharding rule of every op as a remark";
+  let description = [{
+    For every op that has a sharding rule, emits a remark with the rule in
+    einsum-like form: each operand's and result's dimensions as products of
+    factors, then each factor's size and, unless parallel, its kind. Ops
+    without a rule that touch tensors get a remark saying so. It changes
+    nothing; it shows what propagation and partitioning will read.
+
+    Example: for
+
+    ```mlir
+    %r = linalg.matmul ins(%a, %b : tensor<16x512xf32>, tensor<512x2048xf32>)
+                       outs(%c : tensor<16x2048xf32>) -> tensor<16x2048xf32>
+    ```
+
+    it reports
+
+    ```
+    remark: sharding rule: ([i, k], [k, j], [i, j]) -> ([i, j]) {i=16, j=2048, k=512 reduction}
+    ```
+  }];
+}
+
+def PropagatePass : Pass<"tp-propagate", "::mlir::ModuleOp"> {
+  let summary = "Completes the shardings of every tensor value in the module";
+  let description = [{
+    Starting from the constraints (`tp.sharding` on function arguments and
+    results, `tp.annotate`, `tp.reshard`), gives every tensor value a
+    sharding, propagating forward and backward through each op's sharding
+    rule until nothing changes. Constraints are never changed. Where two
+    shardings disagree at an op, the op's factor shardings are chosen by a
+    communication cost model (bytes each device sends, ring formulas) and a
+    `tp.reshard` is inserted on every operand that arrives in another
+    sharding. Splitting a reduction factor leaves the op's results partial.
+
+    The result: every op yielding tensors carries `tp.shardings`, open
+    function arguments and results get their chosen `tp.sharding`, and
+    `tp.reshard` marks every place where data must move. Ops without a rule
+    are replicated, with a remark naming them. The same input always gives
+    the same output.
+
+    Example (Megatron-LM's MLP from one annotation):
+
+    ```mlir
+    tp.mesh @world ["tp" = 4]
+    func.func @mlp(%x: tensor<16x512xf32>,
+                   %w1: tensor<512x2048xf32> {tp.sharding = #tp.sharding<@world, [{}, {"tp"} ]>},
+                   %w2: tensor<2048x512xf32>)
+        -> (tensor<16x512xf32> {tp.sharding = #tp.sharding<@world, [{}, {} ]>}) {
+      %h = linalg.matmul ins(%x, %w1 : ...) outs(...) -> tensor<16x2048xf32>
+      %y = linalg.matmul ins(%h, %w2 : ...) outs(...) -> tensor<16x512xf32>
+      return %y : tensor<16x512xf32>
+    }
+    ```
+
+    becomes
+
+    ```mlir
+    func.func @mlp(%x: tensor<16x512xf32> {tp.sharding = #tp.sharding<@world, [{}, {} ]>},
+                   %w1: ... {tp.sharding = #tp.sharding<@world, [{}, {"tp"} ]>},
+                   %w2: ... {tp.sharding = #tp.sharding<@world, [{"tp"}, {} ]>}) ... {
+      %h = linalg.matmul {tp.shardings = [#tp.sharding<@world, [{}, {"tp"} ]>]} ...
+      %y = linalg.matmul {tp.shardings = [#tp.sharding<@world, [{}, {} ], partial = ["tp"]>]} ...
+      %r = tp.reshard %y <@world, [{}, {} ]> : tensor<16x512xf32>
+      return %r : tensor<16x512xf32>
+    }
+    ```
+  }];
+  let options = [
+    Option<"replicateOpenBoundaries", "replicate-open-boundaries", "bool",
+           /*default=*/"false",
+           "Unannotated function arguments and results start replicated "
+           "(fixed) instead of open">,
+    Option<"recordOrigins", "record-origins", "bool", /*default=*/"false",
+           "Record, for every value, the constraint its sharding came from "
+           "(`tp.origins` on ops, `tp.origin` on function arguments)">
+  ];
+}
+
+#endif // TP_DIALECT_TP_TRANSFORMS_PASSES_TD

@@ -1,0 +1,791 @@
+//===- Propagate.cpp - Complete the shardings of a module -----------------===//
+//
+// Part of tp-mlir, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// Gives every tensor value a sharding, from the few that constraints fix.
+//
+// Algorithm, per function:
+//  1. Mesh. The function's constraints name its mesh (one per function; a
+//     second one is an error naming both places).
+//  2. Seeds. Constrained arguments and the results of tp.annotate / tp.reshard
+//     are fixed; result constraints of the function act on what is returned.
+//  3. Fixed point. A worklist visits ops (first in program order). For an op
+//     with a sharding rule, every tensor's current sharding is projected onto
+//     the rule's factors; each factor gets, among the axis lists proposed for
+//     it, the one of least communication cost (CostModel.h), the decision is
+//     trimmed until every tensor can express it as block splits, and every
+//     open tensor that the decision extends is updated. Updates only add axes,
+//     so the worklist empties. Splitting a reduction factor makes the op's
+//     results partial.
+//  4. Finalization, in program order: each op's results take the op's
+//     decision; an operand whose sharding differs from what the op needs gets
+//     a tp.reshard (one per value and target sharding). An op without a rule
+//     is replicated, with a remark.
+//  5. Output: `tp.shardings` on ops, `tp.sharding` on open function
+//     arguments and results, and with `record-origins`, the constraint each
+//     sharding came from.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tp/Dialect/TP/Transforms/Passes.h"
+
+#include "tp/Dialect/TP/IR/TPInterfaces.h"
+#include "tp/Dialect/TP/IR/TPOps.h"
+#include "tp/Dialect/TP/Transforms/CostModel.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "tp-propagate"
+
+namespace mlir::tp {
+#define GEN_PASS_DEF_PROPAGATEPASS
+#include "tp/Dialect/TP/Transforms/Passes.h.inc"
+} // namespace mlir::tp
+
+using namespace mlir;
+using namespace mlir::tp;
+
+namespace {
+
+using AxisList = SmallVector<StringRef, 2>;
+
+/// A sharding under construction: per dimension the splitting axes, and the
+/// axes of a pending sum. The mesh is the function's.
+struct Sharding {
+  SmallVector<AxisList> dims;
+  AxisList partial;
+
+  bool operator==(const Sharding &other) const {
+    return dims == other.dims && partial == other.partial;
+  }
+  bool operator!=(const Sharding &other) const { return !(*this == other); }
+  bool hasAxes() const {
+    return !partial.empty() ||
+           llvm::any_of(dims, [](const AxisList &d) { return !d.empty(); });
+  }
+  static Sharding replicated(unsigned rank) {
+    Sharding s;
+    s.dims.resize(rank);
+    return s;
+  }
+  static Sharding fromAttr(ShardingAttr attr) {
+    Sharding s;
+    for (unsigned d = 0; d < attr.getRank(); ++d)
+      s.dims.push_back(AxisList(attr.getDimAxes(d)));
+    s.partial = AxisList(attr.getPartialAxes());
+    return s;
+  }
+  ShardingAttr toAttr(MLIRContext *ctx, FlatSymbolRefAttr mesh) const {
+    SmallVector<SmallVector<StringRef>> d;
+    for (const AxisList &axes : dims)
+      d.push_back(SmallVector<StringRef>(axes.begin(), axes.end()));
+    return ShardingAttr::get(ctx, mesh, d, partial);
+  }
+};
+
+struct ValueState {
+  Sharding sharding;
+  /// Something is known about the value (possibly: it is replicated).
+  bool known = false;
+  /// Set by a constraint; never changed.
+  bool fixed = false;
+  /// The constraint the sharding came from (for `record-origins`).
+  std::string origin;
+};
+
+std::string describeLoc(Location loc) {
+  if (auto file = dyn_cast<FileLineColLoc>(loc))
+    return (file.getFilename().getValue() + ":" + Twine(file.getLine()) + ":" +
+            Twine(file.getColumn()))
+        .str();
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  loc.print(os);
+  return text;
+}
+
+bool isTensor(Value v) { return isa<RankedTensorType>(v.getType()); }
+
+class FunctionPropagator {
+public:
+  FunctionPropagator(FunctionOpInterface func, MeshOp mesh,
+                     const PropagatePassOptions &options)
+      : func(func), mesh(mesh), options(options),
+        meshRef(FlatSymbolRefAttr::get(mesh.getSymNameAttr())) {}
+
+  LogicalResult run();
+
+private:
+  // Steps.
+  void seed();
+  void propagate();
+  LogicalResult finalize();
+  void write();
+
+  // Factor machinery.
+  struct Candidate {
+    AxisList axes;
+    std::string origin;
+  };
+  using Decision = SmallVector<Candidate>;
+  /// Per factor, the axes `s` puts on it; false when some split of `s` is not
+  /// a block split of the rule's factors (that part is left out).
+  bool project(const Sharding &s, const ShardingRule::TensorFactors &tf,
+               const ShardingRule &rule, SmallVectorImpl<AxisList> &out);
+  /// The sharding of a tensor with factors `tf` under `decision`, or failure
+  /// if some dimension cannot express it.
+  FailureOr<Sharding> compose(const ShardingRule::TensorFactors &tf,
+                              const ShardingRule &rule,
+                              ArrayRef<Candidate> decision, bool isResult);
+  Decision decide(Operation *op, const ShardingRule &rule, bool final);
+  double localBytes(Value v, const Sharding &s);
+  int64_t groupSize(ArrayRef<StringRef> axes);
+
+  /// The sharding `v` has now (during propagation) or finally.
+  const Sharding *current(Value v, bool final);
+  bool extend(Value v, const Sharding &s, StringRef origin);
+  void enqueueNeighbours(Value v);
+
+  Value reshardTo(Value v, const Sharding &target);
+
+  FunctionOpInterface func;
+  MeshOp mesh;
+  const PropagatePassOptions &options;
+  FlatSymbolRefAttr meshRef;
+
+  DenseMap<Value, ValueState> states;
+  DenseMap<Value, Sharding> finals;
+  DenseMap<Operation *, std::string> resultOrigins;
+  SmallVector<std::optional<Sharding>> resultConstraints;
+  SmallVector<std::string> resultConstraintOrigins;
+  llvm::SetVector<Operation *> worklist;
+  llvm::MapVector<std::pair<Value, ShardingAttr>, Value> reshards;
+};
+
+int64_t FunctionPropagator::groupSize(ArrayRef<StringRef> axes) {
+  return mesh.getGroupSize(axes);
+}
+
+double FunctionPropagator::localBytes(Value v, const Sharding &s) {
+  auto type = cast<RankedTensorType>(v.getType());
+  double bytes = std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+  for (auto [d, size] : llvm::enumerate(type.getShape())) {
+    double dim = ShapedType::isDynamic(size) ? 1.0 : static_cast<double>(size);
+    if (d < s.dims.size())
+      dim /= static_cast<double>(groupSize(s.dims[d]));
+    bytes *= dim;
+  }
+  return bytes;
+}
+
+const Sharding *FunctionPropagator::current(Value v, bool final) {
+  if (final) {
+    auto it = finals.find(v);
+    if (it != finals.end())
+      return &it->second;
+  }
+  auto it = states.find(v);
+  if (it == states.end() || !it->second.known)
+    return nullptr;
+  return &it->second.sharding;
+}
+
+//===----------------------------------------------------------------------===//
+// Seeds
+//===----------------------------------------------------------------------===//
+
+void FunctionPropagator::seed() {
+  std::string funcName = ("@" + func.getName()).str();
+  for (auto [index, arg] : llvm::enumerate(func.getArguments())) {
+    if (!isTensor(arg))
+      continue;
+    ValueState &state = states[arg];
+    unsigned rank = cast<RankedTensorType>(arg.getType()).getRank();
+    if (auto attr = func.getArgAttrOfType<ShardingAttr>(
+            index, TPDialect::kShardingAttrName)) {
+      state = {Sharding::fromAttr(attr), true, true,
+               "argument #" + std::to_string(index) + " of " + funcName};
+    } else if (options.replicateOpenBoundaries) {
+      state = {Sharding::replicated(rank), true, true,
+               "argument #" + std::to_string(index) + " of " + funcName +
+                   " (replicate-open-boundaries)"};
+    }
+  }
+  for (unsigned i = 0; i < func.getNumResults(); ++i) {
+    auto type = dyn_cast<RankedTensorType>(func.getResultTypes()[i]);
+    std::string origin = "result #" + std::to_string(i) + " of " + funcName;
+    if (auto attr = func.getResultAttrOfType<ShardingAttr>(
+            i, TPDialect::kShardingAttrName)) {
+      resultConstraints.push_back(Sharding::fromAttr(attr));
+    } else if (type && options.replicateOpenBoundaries) {
+      resultConstraints.push_back(Sharding::replicated(type.getRank()));
+      origin += " (replicate-open-boundaries)";
+    } else {
+      resultConstraints.push_back(std::nullopt);
+    }
+    resultConstraintOrigins.push_back(origin);
+  }
+  func.getFunctionBody().walk([&](Operation *op) {
+    ShardingAttr sharding;
+    if (auto annotate = dyn_cast<AnnotateOp>(op))
+      sharding = annotate.getSharding();
+    else if (auto reshard = dyn_cast<ReshardOp>(op))
+      sharding = reshard.getSharding();
+    if (!sharding)
+      return;
+    states[op->getResult(0)] = {Sharding::fromAttr(sharding), true, true,
+                                op->getName().getStringRef().str() + " at " +
+                                    describeLoc(op->getLoc())};
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Factors
+//===----------------------------------------------------------------------===//
+
+bool FunctionPropagator::project(const Sharding &s,
+                                 const ShardingRule::TensorFactors &tf,
+                                 const ShardingRule &rule,
+                                 SmallVectorImpl<AxisList> &out) {
+  out.assign(rule.getNumFactors(), {});
+  bool complete = true;
+  for (auto [dim, factors] : llvm::enumerate(tf)) {
+    if (dim >= s.dims.size())
+      break;
+    ArrayRef<StringRef> axes = s.dims[dim];
+    size_t next = 0;
+    for (int64_t f : factors) {
+      int64_t local = rule.getFactorSize(f);
+      if (ShapedType::isDynamic(local))
+        break;
+      while (next < axes.size() && local % mesh.getAxisSize(axes[next]) == 0 &&
+             local > 1) {
+        local /= mesh.getAxisSize(axes[next]);
+        out[f].push_back(axes[next++]);
+      }
+      // Axes may move on to the next factor only once this one is split
+      // down to single elements: otherwise the blocks would be strided.
+      if (local != 1)
+        break;
+    }
+    if (next != axes.size())
+      complete = false;
+  }
+  return complete;
+}
+
+FailureOr<Sharding>
+FunctionPropagator::compose(const ShardingRule::TensorFactors &tf,
+                            const ShardingRule &rule,
+                            ArrayRef<Candidate> decision, bool isResult) {
+  Sharding s;
+  for (const ShardingRule::DimFactors &factors : tf) {
+    AxisList axes;
+    bool previousFull = true;
+    for (int64_t f : factors) {
+      ArrayRef<StringRef> fAxes = decision[f].axes;
+      if (!fAxes.empty() && !previousFull)
+        return failure();
+      llvm::append_range(axes, fAxes);
+      int64_t size = rule.getFactorSize(f);
+      previousFull =
+          !ShapedType::isDynamic(size) && size / groupSize(fAxes) == 1;
+    }
+    s.dims.push_back(axes);
+  }
+  if (isResult)
+    for (unsigned f = 0; f < rule.getNumFactors(); ++f)
+      if (rule.getFactorKind(f) == FactorKind::Reduction)
+        llvm::append_range(s.partial, decision[f].axes);
+  return s;
+}
+
+FunctionPropagator::Decision
+FunctionPropagator::decide(Operation *op, const ShardingRule &rule,
+                           bool final) {
+  unsigned numFactors = rule.getNumFactors();
+  // Every tensor of the op with its factors and current sharding.
+  struct Entry {
+    Value value;
+    const ShardingRule::TensorFactors *factors;
+    const Sharding *sharding;
+    SmallVector<AxisList> projected;
+    bool isResult;
+    std::string origin;
+  };
+  SmallVector<Entry> entries;
+  auto addEntry = [&](Value v, const ShardingRule::TensorFactors &tf,
+                      bool isResult) {
+    if (!isTensor(v))
+      return;
+    Entry e{v,  &tf,      isResult ? current(v, false) : current(v, final),
+            {}, isResult, ""};
+    if (e.sharding) {
+      project(*e.sharding, tf, rule, e.projected);
+      auto it = states.find(v);
+      if (it != states.end())
+        e.origin = it->second.origin;
+    }
+    entries.push_back(std::move(e));
+  };
+  for (auto [operand, tf] : llvm::zip(op->getOperands(), rule.getOperands()))
+    addEntry(operand, tf, false);
+  for (auto [result, tf] : llvm::zip(op->getResults(), rule.getResults()))
+    addEntry(result, tf, true);
+
+  Decision decision(numFactors);
+  llvm::StringSet<> used;
+  for (unsigned f = 0; f < numFactors; ++f) {
+    int64_t size = rule.getFactorSize(f);
+    if (rule.getFactorKind(f) == FactorKind::NeedReplication ||
+        ShapedType::isDynamic(size))
+      continue;
+    // Proposals: every distinct non-empty list a tensor puts on f.
+    SmallVector<Candidate> candidates = {{}};
+    for (const Entry &e : entries) {
+      if (!e.sharding || e.projected[f].empty())
+        continue;
+      if (llvm::any_of(e.projected[f],
+                       [&](StringRef a) { return used.contains(a); }))
+        continue;
+      if (llvm::none_of(candidates, [&](const Candidate &c) {
+            return c.axes == e.projected[f];
+          }))
+        candidates.push_back({e.projected[f], e.origin});
+    }
+    // Cost: gathering the axes a tensor loses (slicing is free), and for a
+    // reduction factor, reducing the partial results afterwards.
+    auto cost = [&](const Candidate &c) {
+      double total = 0;
+      for (const Entry &e : entries) {
+        if (!e.sharding)
+          continue;
+        ArrayRef<StringRef> have = e.projected[f];
+        size_t common = 0;
+        while (common < have.size() && common < c.axes.size() &&
+               have[common] == c.axes[common])
+          ++common;
+        ArrayRef<StringRef> lost = have.drop_front(common);
+        if (lost.empty())
+          continue;
+        int64_t n = groupSize(lost);
+        total += collectiveBytes(CollectiveKind::AllGather, n,
+                                 localBytes(e.value, *e.sharding) * n);
+      }
+      if (rule.getFactorKind(f) == FactorKind::Reduction && !c.axes.empty())
+        for (const Entry &e : entries)
+          if (e.isResult)
+            total += collectiveBytes(
+                CollectiveKind::AllReduce, groupSize(c.axes),
+                localBytes(e.value,
+                           e.sharding ? *e.sharding : Sharding::replicated(0)));
+      return total;
+    };
+    const Candidate *best = &candidates.front();
+    double bestCost = cost(*best);
+    for (const Candidate &c : llvm::drop_begin(candidates)) {
+      double c0 = cost(c);
+      // Ties go to more parallelism.
+      if (c0 < bestCost - 1e-9 ||
+          (c0 <= bestCost + 1e-9 && c.axes.size() > best->axes.size())) {
+        best = &c;
+        bestCost = c0;
+      }
+    }
+    decision[f] = *best;
+    for (StringRef a : best->axes)
+      used.insert(a);
+  }
+
+  // Trim until every tensor can express the decision as block splits.
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    for (const Entry &e : entries) {
+      for (const ShardingRule::DimFactors &factors : *e.factors) {
+        bool previousFull = true;
+        for (int64_t f : factors) {
+          if (!decision[f].axes.empty() && !previousFull) {
+            decision[f] = {};
+            changed = true;
+          }
+          int64_t size = rule.getFactorSize(f);
+          previousFull = !ShapedType::isDynamic(size) &&
+                         size / groupSize(decision[f].axes) == 1;
+        }
+      }
+    }
+  }
+  return decision;
+}
+
+//===----------------------------------------------------------------------===//
+// Fixed point
+//===----------------------------------------------------------------------===//
+
+/// True when `to` only adds axes to `from`: same partial axes (or `from` has
+/// none and `to` adds some to a result), and each dimension's axes extend.
+static bool extends(const Sharding &from, const Sharding &to) {
+  if (from.dims.size() != to.dims.size())
+    return false;
+  if (!from.partial.empty() && from.partial != to.partial)
+    return false;
+  for (auto [a, b] : llvm::zip(from.dims, to.dims))
+    if (a.size() > b.size() || !std::equal(a.begin(), a.end(), b.begin()))
+      return false;
+  return from != to;
+}
+
+bool FunctionPropagator::extend(Value v, const Sharding &s, StringRef origin) {
+  ValueState &state = states[v];
+  if (state.fixed || !s.hasAxes())
+    return false;
+  if (state.known && !extends(state.sharding, s))
+    return false;
+  state.sharding = s;
+  state.known = true;
+  state.origin = origin.str();
+  enqueueNeighbours(v);
+  return true;
+}
+
+void FunctionPropagator::enqueueNeighbours(Value v) {
+  if (Operation *def = v.getDefiningOp())
+    worklist.insert(def);
+  for (Operation *user : v.getUsers())
+    worklist.insert(user);
+}
+
+void FunctionPropagator::propagate() {
+  func.getFunctionBody().walk<WalkOrder::PreOrder>([&](Operation *op) {
+    worklist.insert(op);
+    // Ops inside a ruled op (linalg bodies) work on scalars.
+    return succeeded(getShardingRule(op)) ? WalkResult::skip()
+                                          : WalkResult::advance();
+  });
+  while (!worklist.empty()) {
+    Operation *op = worklist.front();
+    worklist.remove(op);
+
+    if (auto annotate = dyn_cast<AnnotateOp>(op)) {
+      // The constraint also tells the producer what it should make.
+      const ValueState &out = states[annotate.getResult()];
+      extend(annotate.getInput(), out.sharding, out.origin);
+      continue;
+    }
+    if (op->hasTrait<OpTrait::IsTerminator>() && op->getParentOp() == func) {
+      for (auto [i, operand] : llvm::enumerate(op->getOperands()))
+        if (i < resultConstraints.size() && resultConstraints[i] &&
+            isTensor(operand))
+          extend(operand, *resultConstraints[i], resultConstraintOrigins[i]);
+      continue;
+    }
+    if (isa<ReshardOp>(op))
+      continue;
+    FailureOr<ShardingRule> rule = getShardingRule(op);
+    if (failed(rule))
+      continue;
+    Decision decision = decide(op, *rule, /*final=*/false);
+    std::string origin;
+    for (const Candidate &c : decision)
+      if (!c.axes.empty()) {
+        origin = c.origin;
+        break;
+      }
+    for (auto [operand, tf] : llvm::zip(op->getOperands(), rule->getOperands()))
+      if (isTensor(operand))
+        if (FailureOr<Sharding> s = compose(tf, *rule, decision, false);
+            succeeded(s))
+          extend(operand, *s, origin);
+    for (auto [result, tf] : llvm::zip(op->getResults(), rule->getResults()))
+      if (isTensor(result))
+        if (FailureOr<Sharding> s = compose(tf, *rule, decision, true);
+            succeeded(s))
+          extend(result, *s, origin);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Finalization
+//===----------------------------------------------------------------------===//
+
+Value FunctionPropagator::reshardTo(Value v, const Sharding &target) {
+  ShardingAttr attr = target.toAttr(func->getContext(), meshRef);
+  auto key = std::make_pair(v, attr);
+  auto it = reshards.find(key);
+  if (it != reshards.end())
+    return it->second;
+  OpBuilder b(func->getContext());
+  if (Operation *def = v.getDefiningOp())
+    b.setInsertionPointAfter(def);
+  else
+    b.setInsertionPointToStart(cast<BlockArgument>(v).getOwner());
+  Value r = ReshardOp::create(b, v.getLoc(), v, attr);
+  finals[r] = target;
+  reshards[key] = r;
+  return r;
+}
+
+LogicalResult FunctionPropagator::finalize() {
+  for (BlockArgument arg : func.getArguments())
+    if (isTensor(arg)) {
+      const Sharding *s = current(arg, false);
+      finals[arg] = s ? *s
+                      : Sharding::replicated(
+                            cast<RankedTensorType>(arg.getType()).getRank());
+    }
+  auto finalOf = [&](Value v) -> Sharding {
+    if (const Sharding *s = current(v, true))
+      return *s;
+    return Sharding::replicated(cast<RankedTensorType>(v.getType()).getRank());
+  };
+  auto require = [&](OpOperand &use, const Sharding &target) {
+    if (finalOf(use.get()) != target)
+      use.set(reshardTo(use.get(), target));
+  };
+
+  SmallVector<Operation *> ops;
+  func.getFunctionBody().walk<WalkOrder::PreOrder>([&](Operation *op) {
+    ops.push_back(op);
+    return succeeded(getShardingRule(op)) ? WalkResult::skip()
+                                          : WalkResult::advance();
+  });
+  for (Operation *op : ops) {
+    if (auto annotate = dyn_cast<AnnotateOp>(op)) {
+      Sharding target = Sharding::fromAttr(annotate.getSharding());
+      require(annotate->getOpOperand(0), target);
+      finals[annotate.getResult()] = target;
+      continue;
+    }
+    if (auto reshard = dyn_cast<ReshardOp>(op)) {
+      finals[reshard.getResult()] = Sharding::fromAttr(reshard.getSharding());
+      continue;
+    }
+    if (op->hasTrait<OpTrait::IsTerminator>() && op->getParentOp() == func) {
+      for (OpOperand &use : op->getOpOperands()) {
+        unsigned i = use.getOperandNumber();
+        if (!isTensor(use.get()))
+          continue;
+        if (i < resultConstraints.size() && resultConstraints[i])
+          require(use, *resultConstraints[i]);
+      }
+      continue;
+    }
+    FailureOr<ShardingRule> rule = getShardingRule(op);
+    if (failed(rule)) {
+      bool touches = llvm::any_of(op->getOperands(), isTensor) ||
+                     llvm::any_of(op->getResults(), isTensor);
+      if (!touches)
+        continue;
+      if (!isa<TPDialect>(op->getDialect()))
+        op->emitRemark() << "no sharding rule for '" << op->getName()
+                         << "'; its tensors are replicated";
+      for (OpOperand &use : op->getOpOperands())
+        if (isTensor(use.get()))
+          require(use,
+                  Sharding::replicated(
+                      cast<RankedTensorType>(use.get().getType()).getRank()));
+      for (Value r : op->getResults())
+        if (isTensor(r))
+          finals[r] = Sharding::replicated(
+              cast<RankedTensorType>(r.getType()).getRank());
+      continue;
+    }
+    Decision decision = decide(op, *rule, /*final=*/true);
+    for (const Candidate &c : decision)
+      if (!c.axes.empty()) {
+        resultOrigins[op] = c.origin;
+        break;
+      }
+    for (auto [use, tf] : llvm::zip(op->getOpOperands(), rule->getOperands())) {
+      if (!isTensor(use.get()))
+        continue;
+      FailureOr<Sharding> s = compose(tf, *rule, decision, false);
+      if (failed(s))
+        return op->emitOpError(
+            "internal error: inexpressible operand sharding");
+      require(use, *s);
+    }
+    for (auto [result, tf] : llvm::zip(op->getResults(), rule->getResults())) {
+      if (!isTensor(result))
+        continue;
+      FailureOr<Sharding> s = compose(tf, *rule, decision, true);
+      if (failed(s))
+        return op->emitOpError("internal error: inexpressible result sharding");
+      finals[result] = *s;
+    }
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Output
+//===----------------------------------------------------------------------===//
+
+void FunctionPropagator::write() {
+  MLIRContext *ctx = func->getContext();
+  Builder b(ctx);
+  auto originOf = [&](Value v) -> std::string {
+    auto it = states.find(v);
+    return it != states.end() && it->second.known ? it->second.origin : "";
+  };
+  func.getFunctionBody().walk<WalkOrder::PreOrder>([&](Operation *op) {
+    bool ruled = succeeded(getShardingRule(op));
+    if (isa<AnnotateOp, ReshardOp>(op) || op->getNumResults() == 0)
+      return ruled ? WalkResult::skip() : WalkResult::advance();
+    if (llvm::none_of(op->getResults(), isTensor))
+      return ruled ? WalkResult::skip() : WalkResult::advance();
+    SmallVector<Attribute> shardings, origins;
+    for (Value r : op->getResults()) {
+      Sharding s = isTensor(r) ? finals.lookup(r) : Sharding();
+      if (isTensor(r) &&
+          s.dims.size() != static_cast<size_t>(
+                               cast<RankedTensorType>(r.getType()).getRank()))
+        s = Sharding::replicated(cast<RankedTensorType>(r.getType()).getRank());
+      shardings.push_back(s.toAttr(ctx, meshRef));
+      std::string origin = originOf(r);
+      if (origin.empty() && resultOrigins.count(op))
+        origin = resultOrigins[op];
+      origins.push_back(
+          b.getStringAttr(origin.empty() ? "default (replicated)" : origin));
+    }
+    op->setAttr(TPDialect::kShardingsAttrName, b.getArrayAttr(shardings));
+    if (options.recordOrigins)
+      op->setAttr(TPDialect::kOriginsAttrName, b.getArrayAttr(origins));
+    return ruled ? WalkResult::skip() : WalkResult::advance();
+  });
+
+  for (auto [index, arg] : llvm::enumerate(func.getArguments())) {
+    if (!isTensor(arg))
+      continue;
+    if (!func.getArgAttr(index, TPDialect::kShardingAttrName))
+      func.setArgAttr(index, TPDialect::kShardingAttrName,
+                      finals[arg].toAttr(ctx, meshRef));
+    if (options.recordOrigins) {
+      std::string origin = originOf(arg);
+      func.setArgAttr(
+          index, TPDialect::kOriginAttrName,
+          b.getStringAttr(origin.empty() ? "default (replicated)" : origin));
+    }
+  }
+  // Open results take what is returned.
+  Operation *ret = func.getFunctionBody().back().getTerminator();
+  for (unsigned i = 0; i < func.getNumResults(); ++i) {
+    if (func.getResultAttr(i, TPDialect::kShardingAttrName) ||
+        i >= ret->getNumOperands() || !isTensor(ret->getOperand(i)))
+      continue;
+    Value v = ret->getOperand(i);
+    Sharding s = finals.count(v)
+                     ? finals[v]
+                     : Sharding::replicated(
+                           cast<RankedTensorType>(v.getType()).getRank());
+    func.setResultAttr(i, TPDialect::kShardingAttrName, s.toAttr(ctx, meshRef));
+  }
+}
+
+LogicalResult FunctionPropagator::run() {
+  seed();
+  propagate();
+  if (failed(finalize()))
+    return failure();
+  write();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// The pass
+//===----------------------------------------------------------------------===//
+
+/// The mesh a function's constraints use; an error names two places that
+/// disagree. Null when the function names none.
+FailureOr<MeshOp> findFunctionMesh(FunctionOpInterface func,
+                                   SymbolTableCollection &symbols) {
+  FlatSymbolRefAttr found;
+  std::optional<Location> foundLoc;
+  std::string foundWhat;
+  auto consider = [&](ShardingAttr s, Location loc,
+                      const std::string &what) -> LogicalResult {
+    if (!s)
+      return success();
+    if (!found) {
+      found = s.getMesh();
+      foundLoc = loc;
+      foundWhat = what;
+      return success();
+    }
+    if (found == s.getMesh())
+      return success();
+    InFlightDiagnostic diag = emitError(loc)
+                              << what << " uses mesh " << s.getMesh() << " but "
+                              << foundWhat << " uses " << found
+                              << "; a function is partitioned over one mesh";
+    diag.attachNote(*foundLoc) << foundWhat << " is here";
+    return failure();
+  };
+  std::string name = ("@" + func.getName()).str();
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    if (failed(consider(func.getArgAttrOfType<ShardingAttr>(
+                            i, TPDialect::kShardingAttrName),
+                        func.getArgument(i).getLoc(),
+                        "argument #" + std::to_string(i) + " of " + name)))
+      return failure();
+  for (unsigned i = 0; i < func.getNumResults(); ++i)
+    if (failed(consider(func.getResultAttrOfType<ShardingAttr>(
+                            i, TPDialect::kShardingAttrName),
+                        func.getLoc(),
+                        "result #" + std::to_string(i) + " of " + name)))
+      return failure();
+  WalkResult walk = func.getFunctionBody().walk([&](Operation *op) {
+    ShardingAttr s;
+    if (auto a = dyn_cast<AnnotateOp>(op))
+      s = a.getSharding();
+    else if (auto r = dyn_cast<ReshardOp>(op))
+      s = r.getSharding();
+    return failed(consider(s, op->getLoc(),
+                           "'" + op->getName().getStringRef().str() + "'"))
+               ? WalkResult::interrupt()
+               : WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  if (!found)
+    return MeshOp();
+  return symbols.lookupNearestSymbolFrom<MeshOp>(func, found.getAttr());
+}
+
+struct PropagatePass : public tp::impl::PropagatePassBase<PropagatePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SymbolTableCollection symbols;
+    // A module with one mesh gives it to functions that name none.
+    SmallVector<MeshOp> meshes(module.getOps<MeshOp>());
+    for (auto func : module.getOps<FunctionOpInterface>()) {
+      if (func.isExternal() || func->hasAttr(TPDialect::kSpmdAttrName))
+        continue;
+      FailureOr<MeshOp> mesh = findFunctionMesh(func, symbols);
+      if (failed(mesh))
+        return signalPassFailure();
+      if (!*mesh) {
+        if (meshes.size() != 1)
+          continue;
+        *mesh = meshes.front();
+      }
+      PropagatePassOptions options{replicateOpenBoundaries, recordOrigins};
+      FunctionPropagator propagator(func, *mesh, options);
+      if (failed(propagator.run()))
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace
