@@ -35,6 +35,9 @@
 #include "tp/Dialect/TP/IR/TPOps.h"
 #include "tp/Dialect/TP/Transforms/CostModel.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/DenseMap.h"
@@ -114,6 +117,23 @@ std::string describeLoc(Location loc) {
 
 bool isTensor(Value v) { return isa<RankedTensorType>(v.getType()); }
 
+/// Values that carry no data worth moving: tensor.empty, a fill of one, a
+/// splat constant. Any sharding of them is made in place by cloning their
+/// producers, so they neither propose shardings nor cost a reshard.
+bool isRematerializable(Value v) {
+  Operation *def = v.getDefiningOp();
+  if (!def || !isTensor(v))
+    return false;
+  if (isa<tensor::EmptyOp>(def))
+    return true;
+  if (auto fill = dyn_cast<linalg::FillOp>(def))
+    return fill.hasPureTensorSemantics() &&
+           isRematerializable(fill.getOutputs().front());
+  if (auto constant = dyn_cast<arith::ConstantOp>(def))
+    return isa<SplatElementsAttr>(constant.getValue());
+  return false;
+}
+
 class FunctionPropagator {
 public:
   FunctionPropagator(FunctionOpInterface func, MeshOp mesh,
@@ -155,6 +175,7 @@ private:
   void enqueueNeighbours(Value v);
 
   Value reshardTo(Value v, const Sharding &target);
+  Value rematerialize(Value v, const Sharding &target);
 
   FunctionOpInterface func;
   MeshOp mesh;
@@ -324,7 +345,7 @@ FunctionPropagator::decide(Operation *op, const ShardingRule &rule,
   SmallVector<Entry> entries;
   auto addEntry = [&](Value v, const ShardingRule::TensorFactors &tf,
                       bool isResult) {
-    if (!isTensor(v))
+    if (!isTensor(v) || (!isResult && isRematerializable(v)))
       return;
     Entry e{v,  &tf,      isResult ? current(v, false) : current(v, final),
             {}, isResult, ""};
@@ -340,6 +361,11 @@ FunctionPropagator::decide(Operation *op, const ShardingRule &rule,
     addEntry(operand, tf, false);
   for (auto [result, tf] : llvm::zip(op->getResults(), rule.getResults()))
     addEntry(result, tf, true);
+
+  double iterationPoints = 1;
+  for (unsigned f = 0; f < numFactors; ++f)
+    if (!ShapedType::isDynamic(rule.getFactorSize(f)))
+      iterationPoints *= static_cast<double>(rule.getFactorSize(f));
 
   Decision decision(numFactors);
   llvm::StringSet<> used;
@@ -380,6 +406,10 @@ FunctionPropagator::decide(Operation *op, const ShardingRule &rule,
         total += collectiveBytes(CollectiveKind::AllGather, n,
                                  localBytes(e.value, *e.sharding) * n);
       }
+      // Work that is not split is repeated: the op's iteration points over
+      // the factor's split.
+      total += kBytesPerIterationPoint * iterationPoints /
+               static_cast<double>(groupSize(c.axes));
       if (rule.getFactorKind(f) == FactorKind::Reduction && !c.axes.empty())
         for (const Entry &e : entries)
           if (e.isResult)
@@ -445,6 +475,8 @@ static bool extends(const Sharding &from, const Sharding &to) {
 }
 
 bool FunctionPropagator::extend(Value v, const Sharding &s, StringRef origin) {
+  if (isRematerializable(v))
+    return false;
   ValueState &state = states[v];
   if (state.fixed || !s.hasAxes())
     return false;
@@ -534,6 +566,26 @@ Value FunctionPropagator::reshardTo(Value v, const Sharding &target) {
   return r;
 }
 
+Value FunctionPropagator::rematerialize(Value v, const Sharding &target) {
+  ShardingAttr attr = target.toAttr(func->getContext(), meshRef);
+  auto key = std::make_pair(v, attr);
+  auto it = reshards.find(key);
+  if (it != reshards.end())
+    return it->second;
+  Operation *def = v.getDefiningOp();
+  OpBuilder b(def);
+  Operation *clone = b.clone(*def);
+  Sharding operandTarget = target;
+  operandTarget.partial.clear();
+  for (OpOperand &use : clone->getOpOperands())
+    if (isRematerializable(use.get()))
+      use.set(rematerialize(use.get(), operandTarget));
+  Value r = clone->getResult(cast<OpResult>(v).getResultNumber());
+  finals[r] = target;
+  reshards[key] = r;
+  return r;
+}
+
 LogicalResult FunctionPropagator::finalize() {
   for (BlockArgument arg : func.getArguments())
     if (isTensor(arg)) {
@@ -548,8 +600,10 @@ LogicalResult FunctionPropagator::finalize() {
     return Sharding::replicated(cast<RankedTensorType>(v.getType()).getRank());
   };
   auto require = [&](OpOperand &use, const Sharding &target) {
-    if (finalOf(use.get()) != target)
-      use.set(reshardTo(use.get(), target));
+    if (finalOf(use.get()) == target)
+      return;
+    use.set(isRematerializable(use.get()) ? rematerialize(use.get(), target)
+                                          : reshardTo(use.get(), target));
   };
 
   SmallVector<Operation *> ops;
@@ -696,6 +750,21 @@ LogicalResult FunctionPropagator::run() {
   propagate();
   if (failed(finalize()))
     return failure();
+  // Producers whose every use now reads a clone in the right sharding.
+  SmallVector<Operation *> dead;
+  func.getFunctionBody().walk([&](Operation *op) {
+    if (op->getNumResults() == 1 && op->use_empty() &&
+        isRematerializable(op->getResult(0)))
+      dead.push_back(op);
+  });
+  while (!dead.empty()) {
+    Operation *op = dead.pop_back_val();
+    SmallVector<Value> operands(op->getOperands());
+    op->erase();
+    for (Value operand : operands)
+      if (operand.use_empty() && isRematerializable(operand))
+        dead.push_back(operand.getDefiningOp());
+  }
   write();
   return success();
 }

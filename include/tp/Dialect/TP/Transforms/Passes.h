@@ -7,6 +7,8 @@
 #ifndef TP_DIALECT_TP_TRANSFORMS_PASSES_H
 #define TP_DIALECT_TP_TRANSFORMS_PASSES_H
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 

@@ -33,6 +33,38 @@ def PrintShardingRulesPass : Pass<"tp-print-sharding-rules", "::mlir::ModuleOp">
   }];
 }
 
+def FoldReshapesPass : Pass<"tp-fold-reshapes", "::mlir::ModuleOp"> {
+  let summary = "Folds reshapes into the linalg ops around them so that merged dimensions keep their own shardings";
+  let description = [{
+    Exported attention merges heads into the batch before its contractions
+    (`[B, H, S, D]` -> `[B*H, S, D]` for `linalg.batch_matmul`). With the
+    heads split and the batch not, the merged dimension would be split in
+    strided pieces, which a block sharding cannot express, and propagation
+    would gather the heads. This pass removes such merges: it folds
+    `tensor.collapse_shape` / `tensor.expand_shape` into the linalg ops that
+    consume or produce them by expanding the ops' iteration spaces (upstream
+    fusion by expansion; a named op becomes a `linalg.generic` with one loop
+    per original dimension), moves `linalg.softmax` across reshapes that do
+    not touch its normalized dimension, and cancels the reshape pairs left
+    back to back. The program computes the same values; only intermediate
+    shapes change. `--tp-spmd` runs it before propagation.
+
+    Example:
+
+    ```mlir
+    %q3 = tensor.collapse_shape %q4 [[0, 1], [2], [3]] : tensor<2x4x8x16xf32> into tensor<8x8x16xf32>
+    %k3 = tensor.collapse_shape %k4 [[0, 1], [2], [3]] : tensor<2x4x16x8xf32> into tensor<8x16x8xf32>
+    %s = linalg.batch_matmul ins(%q3, %k3 : ...) outs(%acc : tensor<8x8x8xf32>) -> tensor<8x8x8xf32>
+    ```
+
+    becomes a `linalg.generic` over `(b, h, i, j, d)` reading `%q4` and
+    `%k4` directly, with `b` and `h` separate batch loops, whose result is
+    collapsed only where a user still needs the merged shape.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def PropagatePass : Pass<"tp-propagate", "::mlir::ModuleOp"> {
   let summary = "Completes the shardings of every tensor value in the module";
   let description = [{

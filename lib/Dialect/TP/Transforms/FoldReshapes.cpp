@@ -1,0 +1,80 @@
+//===- FoldReshapes.cpp - Fold reshapes into linalg iteration spaces ------===//
+//
+// Part of tp-mlir, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// 1. Upstream fusion by expansion: a collapse_shape feeding a linalg op, or an
+//    expand_shape of its result, is folded by expanding the op's loops.
+// 2. linalg.softmax moves across a collapse_shape that leaves its normalized
+//    dimension alone (upstream fusion does not know softmax).
+// 3. Canonicalization cancels expand/collapse pairs and folds reshapes of
+//    tensor.empty and linalg.fill.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tp/Dialect/TP/Transforms/Passes.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/Transforms/Transforms.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::tp {
+#define GEN_PASS_DEF_FOLDRESHAPESPASS
+#include "tp/Dialect/TP/Transforms/Passes.h.inc"
+} // namespace mlir::tp
+
+using namespace mlir;
+
+namespace {
+
+/// softmax(collapse_shape(x)) -> collapse_shape(softmax(x)) when the
+/// normalized dimension is a group of its own.
+struct SoftmaxThroughCollapse : public OpRewritePattern<linalg::SoftmaxOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::SoftmaxOp op,
+                                PatternRewriter &rewriter) const override {
+    auto collapse = op.getInput().getDefiningOp<tensor::CollapseShapeOp>();
+    if (!collapse || op->getNumResults() != 1)
+      return rewriter.notifyMatchFailure(op, "input is not a collapse_shape");
+    SmallVector<ReassociationIndices> groups =
+        collapse.getReassociationIndices();
+    int64_t dim = op.getDimension();
+    if (groups[dim].size() != 1)
+      return rewriter.notifyMatchFailure(op, "normalized dimension is merged");
+    RankedTensorType srcType = collapse.getSrcType();
+    if (!srcType.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "dynamic shape");
+    Location loc = op.getLoc();
+    Value init = tensor::EmptyOp::create(rewriter, loc, srcType.getShape(),
+                                         srcType.getElementType());
+    auto softmax = linalg::SoftmaxOp::create(
+        rewriter, loc, TypeRange{srcType}, collapse.getSrc(), init,
+        static_cast<uint64_t>(groups[dim].front()));
+    rewriter.replaceOpWithNewOp<tensor::CollapseShapeOp>(
+        op, op->getResult(0).getType(), softmax->getResult(0), groups);
+    return success();
+  }
+};
+
+struct FoldReshapesPass
+    : public tp::impl::FoldReshapesPassBase<FoldReshapesPass> {
+  void runOnOperation() override {
+    MLIRContext *ctx = &getContext();
+    RewritePatternSet patterns(ctx);
+    linalg::populateFoldReshapeOpsByExpansionPatterns(
+        patterns, [](OpOperand *) { return true; });
+    patterns.add<SoftmaxThroughCollapse>(ctx);
+    tensor::ExpandShapeOp::getCanonicalizationPatterns(patterns, ctx);
+    tensor::CollapseShapeOp::getCanonicalizationPatterns(patterns, ctx);
+    linalg::FillOp::getCanonicalizationPatterns(patterns, ctx);
+    tensor::populateFoldTensorEmptyPatterns(patterns);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace
