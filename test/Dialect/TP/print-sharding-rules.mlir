@@ -108,10 +108,33 @@ func.func @conv(%in: tensor<1x18x4xf32>, %f: tensor<3x4x8xf32>, %out: tensor<1x1
 
 // -----
 
+// Tests that slices, concats and pads share the dimensions they take whole
+// and leave the others unsplittable; a rank-reducing slice drops its unit
+// dimension.
+
+func.func @slices(%t: tensor<16x4x48xf32>, %d: tensor<16x4x16xf32>, %u: tensor<16x1x16xf32>, %pv: f32) {
+  // expected-remark @+1 {{sharding rule: ([i, j, k]) -> ([i, j, l]) {i=16, j=4, k=48 need-replication, l=16 need-replication}}}
+  %0 = tensor.extract_slice %t[0, 0, 16] [16, 4, 16] [1, 1, 1] : tensor<16x4x48xf32> to tensor<16x4x16xf32>
+  // expected-remark @+1 {{sharding rule: ([i, j, k]) -> ([i, k]) {i=16, j=4 need-replication, k=16}}}
+  %1 = tensor.extract_slice %d[0, 2, 0] [16, 1, 16] [1, 1, 1] : tensor<16x4x16xf32> to tensor<16x16xf32>
+  // expected-remark @+1 {{sharding rule: ([i, k, l], [i, j, l]) -> ([i, j, l]) {i=16, j=4 need-replication, k=1 need-replication, l=16}}}
+  %2 = tensor.insert_slice %u into %d[0, 1, 0] [16, 1, 16] [1, 1, 1] : tensor<16x1x16xf32> into tensor<16x4x16xf32>
+  // expected-remark @+1 {{sharding rule: ([i, j, k], [i, j, l]) -> ([i, j, m]) {i=16, j=4, k=16 need-replication, l=16 need-replication, m=32 need-replication}}}
+  %3 = tensor.concat dim(2) %d, %d : (tensor<16x4x16xf32>, tensor<16x4x16xf32>) -> tensor<16x4x32xf32>
+  // expected-remark @+1 {{sharding rule: ([i, j, k]) -> ([i, j, l]) {i=16, j=4, k=16 need-replication, l=18 need-replication}}}
+  %4 = tensor.pad %d low[0, 0, 1] high[0, 0, 1] {
+    ^bb0(%a: index, %b: index, %c: index):
+      tensor.yield %pv : f32
+  } : tensor<16x4x16xf32> to tensor<16x4x18xf32>
+  return
+}
+
+// -----
+
 // Tests that ops without a rule are reported.
 
-func.func @norule(%t: tensor<16xf32>) {
+func.func @norule(%t: tensor<16xf32>, %shape: tensor<2xi64>) {
   // expected-remark @+1 {{no sharding rule}}
-  %0 = tensor.extract_slice %t[0] [8] [1] : tensor<16xf32> to tensor<8xf32>
+  %0 = tensor.reshape %t(%shape) : (tensor<16xf32>, tensor<2xi64>) -> tensor<4x4xf32>
   return
 }

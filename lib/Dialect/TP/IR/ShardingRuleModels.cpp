@@ -17,7 +17,10 @@
 //     dimension;
 //   - linalg.softmax: parallel except the normalized dimension;
 //   - expand_shape / collapse_shape: one factor per expanded dimension; a
-//     collapsed dimension is the product of its group's factors.
+//     collapsed dimension is the product of its group's factors;
+//   - extract_slice / insert_slice / concat / pad: a dimension taken whole
+//     is a shared parallel factor; a cut, padded or concatenated one cannot
+//     be split.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,6 +32,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/AffineExpr.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "llvm/ADT/SmallBitVector.h"
 
 using namespace mlir;
 using namespace mlir::tp;
@@ -159,6 +163,130 @@ static ShardingRule ruleForReshape(RankedTensorType expanded,
   return rule;
 }
 
+/// A dimension kept whole by a slice, pad or concat is one parallel factor
+/// shared by the tensors that carry it; a dimension that is cut, padded or
+/// concatenated gets one unsplittable factor per tensor.
+static ShardingRule::DimFactors unsplittableDim(ShardingRule &rule,
+                                                int64_t size) {
+  return {rule.addFactor(size, FactorKind::NeedReplication)};
+}
+
+/// extract_slice: source dimension d and its result dimension share a factor
+/// when the slice takes d whole; dropped unit dimensions take none.
+static FailureOr<ShardingRule> ruleForExtractSlice(tensor::ExtractSliceOp op) {
+  RankedTensorType srcType = op.getSourceType();
+  RankedTensorType resultType = op.getResultType();
+  llvm::SmallBitVector dropped = op.getDroppedDims();
+  ShardingRule rule;
+  ShardingRule::TensorFactors src, result;
+  for (int64_t d = 0; d < srcType.getRank(); ++d) {
+    int64_t size = srcType.getDimSize(d);
+    bool whole =
+        !ShapedType::isDynamic(size) && op.isDynamicOffset(d) == false &&
+        op.getStaticOffsets()[d] == 0 && op.getStaticSizes()[d] == size &&
+        op.getStaticStrides()[d] == 1;
+    if (dropped.test(d)) {
+      src.push_back(size == 1 ? ShardingRule::DimFactors{}
+                              : unsplittableDim(rule, size));
+      continue;
+    }
+    if (whole) {
+      ShardingRule::DimFactors f = {rule.addFactor(size, FactorKind::Parallel)};
+      src.push_back(f);
+      result.push_back(f);
+      continue;
+    }
+    src.push_back(unsplittableDim(rule, size));
+    result.push_back(
+        unsplittableDim(rule, resultType.getDimSize(result.size())));
+  }
+  rule.getOperands().push_back(src);
+  for (unsigned i = 1; i < op->getNumOperands(); ++i)
+    rule.getOperands().push_back({});
+  rule.getResults().push_back(result);
+  return rule;
+}
+
+/// insert_slice: destination and result share every factor; a source
+/// dimension shares the destination's when it covers it whole.
+static FailureOr<ShardingRule> ruleForInsertSlice(tensor::InsertSliceOp op) {
+  RankedTensorType srcType = op.getSourceType();
+  RankedTensorType destType = op.getDestType();
+  llvm::SmallBitVector dropped = op.getDroppedDims();
+  ShardingRule rule;
+  ShardingRule::TensorFactors src, dest;
+  for (int64_t d = 0; d < destType.getRank(); ++d) {
+    int64_t size = destType.getDimSize(d);
+    bool whole = !ShapedType::isDynamic(size) && !op.isDynamicOffset(d) &&
+                 op.getStaticOffsets()[d] == 0 &&
+                 op.getStaticSizes()[d] == size &&
+                 op.getStaticStrides()[d] == 1;
+    if (whole && !dropped.test(d)) {
+      ShardingRule::DimFactors f = {rule.addFactor(size, FactorKind::Parallel)};
+      dest.push_back(f);
+      src.push_back(f);
+      continue;
+    }
+    dest.push_back(unsplittableDim(rule, size));
+    if (!dropped.test(d))
+      src.push_back(unsplittableDim(rule, srcType.getDimSize(src.size())));
+  }
+  rule.getOperands().push_back(src);
+  rule.getOperands().push_back(dest);
+  for (unsigned i = 2; i < op->getNumOperands(); ++i)
+    rule.getOperands().push_back({});
+  rule.getResults().push_back(dest);
+  return rule;
+}
+
+static FailureOr<ShardingRule> ruleForConcat(tensor::ConcatOp op) {
+  RankedTensorType type = op.getResultType();
+  int64_t axis = op.getDim();
+  ShardingRule rule;
+  ShardingRule::TensorFactors shared;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    shared.push_back(d == axis
+                         ? ShardingRule::DimFactors{}
+                         : ShardingRule::DimFactors{rule.addFactor(
+                               type.getDimSize(d), FactorKind::Parallel)});
+  auto withAxis = [&](RankedTensorType t) {
+    ShardingRule::TensorFactors dims = shared;
+    dims[axis] = unsplittableDim(rule, t.getDimSize(axis));
+    return dims;
+  };
+  for (Value input : op.getInputs())
+    rule.getOperands().push_back(
+        withAxis(cast<RankedTensorType>(input.getType())));
+  rule.getResults().push_back(withAxis(type));
+  return rule;
+}
+
+static FailureOr<ShardingRule> ruleForPad(tensor::PadOp op) {
+  RankedTensorType srcType = op.getSourceType();
+  RankedTensorType resultType = op.getResultType();
+  ShardingRule rule;
+  ShardingRule::TensorFactors src, result;
+  for (int64_t d = 0; d < srcType.getRank(); ++d) {
+    bool unpadded = !ShapedType::isDynamic(op.getStaticLow()[d]) &&
+                    !ShapedType::isDynamic(op.getStaticHigh()[d]) &&
+                    op.getStaticLow()[d] == 0 && op.getStaticHigh()[d] == 0;
+    if (unpadded) {
+      ShardingRule::DimFactors f = {
+          rule.addFactor(srcType.getDimSize(d), FactorKind::Parallel)};
+      src.push_back(f);
+      result.push_back(f);
+      continue;
+    }
+    src.push_back(unsplittableDim(rule, srcType.getDimSize(d)));
+    result.push_back(unsplittableDim(rule, resultType.getDimSize(d)));
+  }
+  rule.getOperands().push_back(src);
+  for (unsigned i = 1; i < op->getNumOperands(); ++i)
+    rule.getOperands().push_back({});
+  rule.getResults().push_back(result);
+  return rule;
+}
+
 //===----------------------------------------------------------------------===//
 // External models
 //===----------------------------------------------------------------------===//
@@ -231,6 +359,16 @@ struct CollapseShapeModel
   }
 };
 
+/// A model that forwards to a rule builder taking the concrete op.
+template <typename OpTy, FailureOr<ShardingRule> (*Build)(OpTy)>
+struct FunctionModel
+    : public ShardingRuleOpInterface::ExternalModel<FunctionModel<OpTy, Build>,
+                                                    OpTy> {
+  FailureOr<ShardingRule> getShardingRule(Operation *op) const {
+    return Build(cast<OpTy>(op));
+  }
+};
+
 template <template <typename> class Model, typename... OpTys>
 void attachAll(MLIRContext *ctx) {
   (OpTys::template attachInterface<Model<OpTys>>(*ctx), ...);
@@ -264,5 +402,13 @@ void mlir::tp::registerShardingRuleModels(DialectRegistry &registry) {
     tensor::EmptyOp::attachInterface<SourceModel<tensor::EmptyOp>>(*ctx);
     tensor::ExpandShapeOp::attachInterface<ExpandShapeModel>(*ctx);
     tensor::CollapseShapeOp::attachInterface<CollapseShapeModel>(*ctx);
+    tensor::ExtractSliceOp::attachInterface<
+        FunctionModel<tensor::ExtractSliceOp, ruleForExtractSlice>>(*ctx);
+    tensor::InsertSliceOp::attachInterface<
+        FunctionModel<tensor::InsertSliceOp, ruleForInsertSlice>>(*ctx);
+    tensor::ConcatOp::attachInterface<
+        FunctionModel<tensor::ConcatOp, ruleForConcat>>(*ctx);
+    tensor::PadOp::attachInterface<FunctionModel<tensor::PadOp, ruleForPad>>(
+        *ctx);
   });
 }

@@ -19,7 +19,8 @@ namespace tp {
 /// Attaches ShardingRuleOpInterface external models to the upstream ops that
 /// tp-mlir's inputs use: every linalg structured op, linalg.softmax,
 /// elementwise arith and math ops, arith.constant, tensor.empty,
-/// tensor.expand_shape and tensor.collapse_shape.
+/// tensor.expand_shape / collapse_shape / extract_slice / insert_slice /
+/// concat / pad.
 void registerShardingRuleModels(DialectRegistry &registry);
 
 /// The rule of `op`, or failure when it has none.
