@@ -185,6 +185,8 @@ private:
   DenseMap<Value, ValueState> states;
   DenseMap<Value, Sharding> finals;
   DenseMap<Operation *, std::string> resultOrigins;
+  /// Origin given to producers cloned for the op being finalized.
+  std::string rematerializedFor;
   SmallVector<std::optional<Sharding>> resultConstraints;
   SmallVector<std::string> resultConstraintOrigins;
   llvm::SetVector<Operation *> worklist;
@@ -285,8 +287,13 @@ bool FunctionPropagator::project(const Sharding &s,
     size_t next = 0;
     for (int64_t f : factors) {
       int64_t local = rule.getFactorSize(f);
-      if (ShapedType::isDynamic(local))
+      // A dynamic factor keeps what the tensor says; its divisibility is
+      // checked when sizes are known.
+      if (ShapedType::isDynamic(local)) {
+        out[f].append(axes.begin() + next, axes.end());
+        next = axes.size();
         break;
+      }
       while (next < axes.size() && local % mesh.getAxisSize(axes[next]) == 0 &&
              local > 1) {
         local /= mesh.getAxisSize(axes[next]);
@@ -370,9 +377,7 @@ FunctionPropagator::decide(Operation *op, const ShardingRule &rule,
   Decision decision(numFactors);
   llvm::StringSet<> used;
   for (unsigned f = 0; f < numFactors; ++f) {
-    int64_t size = rule.getFactorSize(f);
-    if (rule.getFactorKind(f) == FactorKind::NeedReplication ||
-        ShapedType::isDynamic(size))
+    if (rule.getFactorKind(f) == FactorKind::NeedReplication)
       continue;
     // Proposals: every distinct non-empty list a tensor puts on f.
     SmallVector<Candidate> candidates = {{}};
@@ -582,6 +587,7 @@ Value FunctionPropagator::rematerialize(Value v, const Sharding &target) {
       use.set(rematerialize(use.get(), operandTarget));
   Value r = clone->getResult(cast<OpResult>(v).getResultNumber());
   finals[r] = target;
+  resultOrigins[clone] = rematerializedFor;
   reshards[key] = r;
   return r;
 }
@@ -615,6 +621,7 @@ LogicalResult FunctionPropagator::finalize() {
   for (Operation *op : ops) {
     if (auto annotate = dyn_cast<AnnotateOp>(op)) {
       Sharding target = Sharding::fromAttr(annotate.getSharding());
+      rematerializedFor = states[annotate.getResult()].origin;
       require(annotate->getOpOperand(0), target);
       finals[annotate.getResult()] = target;
       continue;
@@ -628,8 +635,10 @@ LogicalResult FunctionPropagator::finalize() {
         unsigned i = use.getOperandNumber();
         if (!isTensor(use.get()))
           continue;
-        if (i < resultConstraints.size() && resultConstraints[i])
+        if (i < resultConstraints.size() && resultConstraints[i]) {
+          rematerializedFor = resultConstraintOrigins[i];
           require(use, *resultConstraints[i]);
+        }
       }
       continue;
     }
@@ -659,6 +668,7 @@ LogicalResult FunctionPropagator::finalize() {
         resultOrigins[op] = c.origin;
         break;
       }
+    rematerializedFor = resultOrigins.lookup(op);
     for (auto [use, tf] : llvm::zip(op->getOpOperands(), rule->getOperands())) {
       if (!isTensor(use.get()))
         continue;
