@@ -45,6 +45,7 @@
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Debug.h"
+#include "llvm/Support/StringSaver.h"
 
 #define DEBUG_TYPE "tp-propagate"
 
@@ -100,8 +101,9 @@ struct ValueState {
   bool known = false;
   /// Set by a constraint; never changed.
   bool fixed = false;
-  /// The constraint the sharding came from (for `record-origins`).
-  std::string origin;
+  /// The constraint the sharding came from (for `record-origins`); owned by
+  /// the propagator's string saver.
+  StringRef origin;
 };
 
 std::string describeLoc(Location loc) {
@@ -153,7 +155,7 @@ private:
   // Factor machinery.
   struct Candidate {
     AxisList axes;
-    std::string origin;
+    StringRef origin;
   };
   using Decision = SmallVector<Candidate>;
   /// Per factor, the axes `s` puts on it; false when some split of `s` is not
@@ -172,6 +174,9 @@ private:
   /// The sharding `v` has now (during propagation) or finally.
   const Sharding *current(Value v, bool final);
   bool extend(Value v, const Sharding &s, StringRef origin);
+  /// The rule of `op`, computed once; null when it has none.
+  const ShardingRule *ruleOf(Operation *op);
+  StringRef save(const Twine &text) { return saver.save(text); }
   void enqueueNeighbours(Value v);
 
   Value reshardTo(Value v, const Sharding &target);
@@ -184,11 +189,14 @@ private:
 
   DenseMap<Value, ValueState> states;
   DenseMap<Value, Sharding> finals;
-  DenseMap<Operation *, std::string> resultOrigins;
+  DenseMap<Operation *, StringRef> resultOrigins;
   /// Origin given to producers cloned for the op being finalized.
-  std::string rematerializedFor;
+  StringRef rematerializedFor;
   SmallVector<std::optional<Sharding>> resultConstraints;
-  SmallVector<std::string> resultConstraintOrigins;
+  SmallVector<StringRef> resultConstraintOrigins;
+  DenseMap<Operation *, std::optional<ShardingRule>> rules;
+  llvm::BumpPtrAllocator allocator;
+  llvm::StringSaver saver{allocator};
   llvm::SetVector<Operation *> worklist;
   llvm::MapVector<std::pair<Value, ShardingAttr>, Value> reshards;
 };
@@ -235,11 +243,11 @@ void FunctionPropagator::seed() {
     if (auto attr = func.getArgAttrOfType<ShardingAttr>(
             index, TPDialect::kShardingAttrName)) {
       state = {Sharding::fromAttr(attr), true, true,
-               "argument #" + std::to_string(index) + " of " + funcName};
+               save("argument #" + Twine(index) + " of " + funcName)};
     } else if (options.replicateOpenBoundaries) {
       state = {Sharding::replicated(rank), true, true,
-               "argument #" + std::to_string(index) + " of " + funcName +
-                   " (replicate-open-boundaries)"};
+               save("argument #" + Twine(index) + " of " + funcName +
+                    " (replicate-open-boundaries)")};
     }
   }
   for (unsigned i = 0; i < func.getNumResults(); ++i) {
@@ -254,7 +262,7 @@ void FunctionPropagator::seed() {
     } else {
       resultConstraints.push_back(std::nullopt);
     }
-    resultConstraintOrigins.push_back(origin);
+    resultConstraintOrigins.push_back(save(origin));
   }
   func.getFunctionBody().walk([&](Operation *op) {
     ShardingAttr sharding;
@@ -265,8 +273,8 @@ void FunctionPropagator::seed() {
     if (!sharding)
       return;
     states[op->getResult(0)] = {Sharding::fromAttr(sharding), true, true,
-                                op->getName().getStringRef().str() + " at " +
-                                    describeLoc(op->getLoc())};
+                                save(op->getName().getStringRef() + " at " +
+                                     describeLoc(op->getLoc()))};
   });
 }
 
@@ -347,7 +355,7 @@ FunctionPropagator::decide(Operation *op, const ShardingRule &rule,
     const Sharding *sharding;
     SmallVector<AxisList> projected;
     bool isResult;
-    std::string origin;
+    StringRef origin;
   };
   SmallVector<Entry> entries;
   auto addEntry = [&](Value v, const ShardingRule::TensorFactors &tf,
@@ -489,7 +497,7 @@ bool FunctionPropagator::extend(Value v, const Sharding &s, StringRef origin) {
     return false;
   state.sharding = s;
   state.known = true;
-  state.origin = origin.str();
+  state.origin = origin;
   enqueueNeighbours(v);
   return true;
 }
@@ -505,8 +513,7 @@ void FunctionPropagator::propagate() {
   func.getFunctionBody().walk<WalkOrder::PreOrder>([&](Operation *op) {
     worklist.insert(op);
     // Ops inside a ruled op (linalg bodies) work on scalars.
-    return succeeded(getShardingRule(op)) ? WalkResult::skip()
-                                          : WalkResult::advance();
+    return ruleOf(op) ? WalkResult::skip() : WalkResult::advance();
   });
   while (!worklist.empty()) {
     Operation *op = worklist.front();
@@ -527,11 +534,11 @@ void FunctionPropagator::propagate() {
     }
     if (isa<ReshardOp>(op))
       continue;
-    FailureOr<ShardingRule> rule = getShardingRule(op);
-    if (failed(rule))
+    const ShardingRule *rule = ruleOf(op);
+    if (!rule)
       continue;
     Decision decision = decide(op, *rule, /*final=*/false);
-    std::string origin;
+    StringRef origin;
     for (const Candidate &c : decision)
       if (!c.axes.empty()) {
         origin = c.origin;
@@ -615,8 +622,7 @@ LogicalResult FunctionPropagator::finalize() {
   SmallVector<Operation *> ops;
   func.getFunctionBody().walk<WalkOrder::PreOrder>([&](Operation *op) {
     ops.push_back(op);
-    return succeeded(getShardingRule(op)) ? WalkResult::skip()
-                                          : WalkResult::advance();
+    return ruleOf(op) ? WalkResult::skip() : WalkResult::advance();
   });
   for (Operation *op : ops) {
     if (auto annotate = dyn_cast<AnnotateOp>(op)) {
@@ -642,8 +648,8 @@ LogicalResult FunctionPropagator::finalize() {
       }
       continue;
     }
-    FailureOr<ShardingRule> rule = getShardingRule(op);
-    if (failed(rule)) {
+    const ShardingRule *rule = ruleOf(op);
+    if (!rule) {
       bool touches = llvm::any_of(op->getOperands(), isTensor) ||
                      llvm::any_of(op->getResults(), isTensor);
       if (!touches)
@@ -697,12 +703,13 @@ LogicalResult FunctionPropagator::finalize() {
 void FunctionPropagator::write() {
   MLIRContext *ctx = func->getContext();
   Builder b(ctx);
-  auto originOf = [&](Value v) -> std::string {
+  auto originOf = [&](Value v) -> StringRef {
     auto it = states.find(v);
-    return it != states.end() && it->second.known ? it->second.origin : "";
+    return it != states.end() && it->second.known ? it->second.origin
+                                                  : StringRef();
   };
   func.getFunctionBody().walk<WalkOrder::PreOrder>([&](Operation *op) {
-    bool ruled = succeeded(getShardingRule(op));
+    bool ruled = ruleOf(op) != nullptr;
     if (isa<AnnotateOp, ReshardOp>(op) || op->getNumResults() == 0)
       return ruled ? WalkResult::skip() : WalkResult::advance();
     if (llvm::none_of(op->getResults(), isTensor))
@@ -715,9 +722,9 @@ void FunctionPropagator::write() {
                                cast<RankedTensorType>(r.getType()).getRank()))
         s = Sharding::replicated(cast<RankedTensorType>(r.getType()).getRank());
       shardings.push_back(s.toAttr(ctx, meshRef));
-      std::string origin = originOf(r);
-      if (origin.empty() && resultOrigins.count(op))
-        origin = resultOrigins[op];
+      StringRef origin = originOf(r);
+      if (origin.empty())
+        origin = resultOrigins.lookup(op);
       origins.push_back(
           b.getStringAttr(origin.empty() ? "default (replicated)" : origin));
     }
@@ -734,7 +741,7 @@ void FunctionPropagator::write() {
       func.setArgAttr(index, TPDialect::kShardingAttrName,
                       finals[arg].toAttr(ctx, meshRef));
     if (options.recordOrigins) {
-      std::string origin = originOf(arg);
+      StringRef origin = originOf(arg);
       func.setArgAttr(
           index, TPDialect::kOriginAttrName,
           b.getStringAttr(origin.empty() ? "default (replicated)" : origin));
@@ -753,6 +760,16 @@ void FunctionPropagator::write() {
                            cast<RankedTensorType>(v.getType()).getRank());
     func.setResultAttr(i, TPDialect::kShardingAttrName, s.toAttr(ctx, meshRef));
   }
+}
+
+const ShardingRule *FunctionPropagator::ruleOf(Operation *op) {
+  auto [it, inserted] = rules.try_emplace(op);
+  if (inserted) {
+    FailureOr<ShardingRule> rule = getShardingRule(op);
+    if (succeeded(rule))
+      it->second = std::move(*rule);
+  }
+  return it->second ? &*it->second : nullptr;
 }
 
 LogicalResult FunctionPropagator::run() {
