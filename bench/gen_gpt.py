@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Generates an N-layer GPT stack (GPT-2 blocks: layernorm, causal self-attention,
-residual, layernorm, GELU MLP, residual) in tp-mlir's global form.
+residual, layernorm, GELU MLP, residual) in tp-mlir's global form; with --bert, BERT
+layers instead (post-layernorm: attention with a [B, S] key padding mask, add & norm,
+GELU MLP, add & norm).
 
 Each block is annotated the way Megatron-LM users annotate one block: the Q, K, V weights
 and the first MLP weight split by columns over the mesh axis "tp"; everything else (the
@@ -8,20 +10,20 @@ output projections, biases, layernorms, activations) is left to propagation. The
 output is constrained replicated. Activations are [T, E] with T = batch * seq tokens; the
 attention contractions are linalg.generic ops with batch and head dimensions.
 
-usage: gen_gpt.py [--layers N] [--batch B] [--seq S] [--embed E] [--heads H] [--tp P]
+usage: gen_gpt.py [--layers N] [--batch B] [--seq S] [--embed E] [--heads H] [--tp P] [--bert]
 """
 
 import argparse
 
 
-def block(l, B, S, E, H, F):
+def block(l, x, B, S, E, H, F, bert=False):
+    """Emits layer l reading activation x; returns its lines and its output."""
     D = E // H
     T = B * S
     t = f"tensor<{T}x{E}xf32>"
     a = f"%l{l}_"
     lines = []
     emit = lines.append
-    x = "%x" if l == 0 else f"%l{l - 1}_out"
 
     def layernorm(name, inp, g, b):
         emit(f"  {a}{name}_e1 = tensor.empty() : tensor<{T}xf32>")
@@ -74,9 +76,12 @@ def block(l, B, S, E, H, F):
     def residual(name, p, q):
         emit(f"  {a}{name} = arith.addf {p}, {q} : {t}")
 
-    layernorm("ln1", x, f"{a}ln1_g", f"{a}ln1_b")
+    # GPT-2 normalizes before each sublayer; BERT after each residual.
+    attn_in = x if bert else f"{a}ln1"
+    if not bert:
+        layernorm("ln1", x, f"{a}ln1_g", f"{a}ln1_b")
     for p in "qkv":
-        linear(p, f"{a}ln1", f"{a}w{p}", f"{a}b{p}", E, E)
+        linear(p, attn_in, f"{a}w{p}", f"{a}b{p}", E, E)
         emit(f"  {a}{p}4 = tensor.expand_shape {a}{p} [[0, 1], [2, 3]] output_shape [{B}, {S}, {H}, {D}]"
              f" : tensor<{T}x{E}xf32> into tensor<{B}x{S}x{H}x{D}xf32>")
     sc = f"tensor<{B}x{H}x{S}x{S}xf32>"
@@ -90,10 +95,12 @@ def block(l, B, S, E, H, F):
     emit("      %r = arith.addf %acc, %m : f32")
     emit("      linalg.yield %r : f32")
     emit(f"  }} -> {sc}")
-    # Scale and causal mask (a constant [S, S] added to every batch and head).
-    emit(f"  {a}sm = linalg.generic {{indexing_maps = [#bhij, #ij, #bhij], iterator_types ="
+    # Scale and mask: GPT-2's causal [S, S] mask added to every batch and head;
+    # BERT's [B, S] key padding mask added to every head and query.
+    mask_map, mask_type = ("#bj", f"tensor<{B}x{S}xf32>") if bert else ("#ij", f"tensor<{S}x{S}xf32>")
+    emit(f"  {a}sm = linalg.generic {{indexing_maps = [#bhij, {mask_map}, #bhij], iterator_types ="
          f" [\"parallel\", \"parallel\", \"parallel\", \"parallel\"]}}"
-         f" ins({a}s, %mask : {sc}, tensor<{S}x{S}xf32>) outs({a}se : {sc}) {{")
+         f" ins({a}s, %mask : {sc}, {mask_type}) outs({a}se : {sc}) {{")
     emit("    ^bb0(%v: f32, %mv: f32, %o: f32):")
     emit("      %sv = arith.mulf %v, %scale : f32")
     emit("      %r = arith.addf %sv, %mv : f32")
@@ -114,8 +121,13 @@ def block(l, B, S, E, H, F):
     emit(f"  {a}c2 = tensor.collapse_shape {a}c [[0, 1], [2, 3]] : {ct} into {t}")
     linear("o", f"{a}c2", f"{a}wo", f"{a}bo", E, E)
     residual("r1", x, f"{a}o")
-    layernorm("ln2", f"{a}r1", f"{a}ln2_g", f"{a}ln2_b")
-    linear("fc", f"{a}ln2", f"{a}w1", f"{a}b1", F, E)
+    if bert:
+        layernorm("ln1", f"{a}r1", f"{a}ln1_g", f"{a}ln1_b")
+        mlp_in = f"{a}ln1"
+    else:
+        layernorm("ln2", f"{a}r1", f"{a}ln2_g", f"{a}ln2_b")
+        mlp_in = f"{a}ln2"
+    linear("fc", mlp_in, f"{a}w1", f"{a}b1", F, E)
     ft = f"tensor<{T}x{F}xf32>"
     emit(f"  {a}ge = tensor.empty() : {ft}")
     emit(f"  {a}g = linalg.generic {{indexing_maps = [#tok_e, #tok_e], iterator_types = [\"parallel\", \"parallel\"]}}"
@@ -133,8 +145,12 @@ def block(l, B, S, E, H, F):
     emit("      linalg.yield %r : f32")
     emit(f"  }} -> {ft}")
     linear("proj", f"{a}g", f"{a}w2", f"{a}b2", E, F)
+    if bert:
+        emit(f"  {a}r2 = arith.addf {mlp_in}, {a}proj : {t}")
+        layernorm("ln2", f"{a}r2", f"{a}ln2_g", f"{a}ln2_b")
+        return lines, f"{a}ln2"
     emit(f"  %l{l}_out = arith.addf {a}r1, {a}proj : {t}")
-    return lines
+    return lines, f"%l{l}_out"
 
 
 def params(l, E, F):
@@ -158,6 +174,7 @@ def main():
     ap.add_argument("--embed", type=int, default=64)
     ap.add_argument("--heads", type=int, default=4)
     ap.add_argument("--tp", type=int, default=2)
+    ap.add_argument("--bert", action="store_true")
     args = ap.parse_args()
     B, S, E, H, N = args.batch, args.seq, args.embed, args.heads, args.layers
     F = 4 * E
@@ -173,14 +190,17 @@ def main():
     out.append("#att_s = affine_map<(b, h, i, j, d) -> (b, h, i, j)>")
     out.append("#bhij = affine_map<(b, h, i, j) -> (b, h, i, j)>")
     out.append("#ij = affine_map<(b, h, i, j) -> (i, j)>")
+    out.append("#bj = affine_map<(b, h, i, j) -> (b, j)>")
     out.append("#ctx_p = affine_map<(b, i, h, d, j) -> (b, h, i, j)>")
     out.append("#ctx_v = affine_map<(b, i, h, d, j) -> (b, j, h, d)>")
     out.append("#ctx_c = affine_map<(b, i, h, d, j) -> (b, i, h, d)>")
     out.append(f'tp.mesh @world ["tp" = {args.tp}]')
-    args_txt = [f"%x: tensor<{T}x{E}xf32>", f"%mask: tensor<{S}x{S}xf32>"]
+    mask = f"tensor<{B}x{S}xf32>" if args.bert else f"tensor<{S}x{S}xf32>"
+    args_txt = [f"%x: tensor<{T}x{E}xf32>", f"%mask: {mask}"]
     for l in range(N):
         args_txt += [f"{n}: {ty}{attr}" for n, ty, attr in params(l, E, F)]
-    out.append("func.func @gpt(" + ",\n    ".join(args_txt) + ")")
+    name = "bert" if args.bert else "gpt"
+    out.append(f"func.func @{name}(" + ",\n    ".join(args_txt) + ")")
     out.append(f'    -> (tensor<{T}x{E}xf32> {{tp.sharding = #tp.sharding<@world, [{{}}, {{}}]>}}) {{')
     out.append("  %zero = arith.constant 0.0 : f32")
     out.append("  %one = arith.constant 1.0 : f32")
@@ -190,9 +210,11 @@ def main():
     out.append(f"  %scale = arith.constant {1.0 / (E // H) ** 0.5!r} : f32")
     out.append("  %gelu_c = arith.constant 0.044715 : f32")
     out.append("  %gelu_k = arith.constant 0.7978846 : f32")
+    x = "%x"
     for l in range(N):
-        out += block(l, B, S, E, H, F)
-    out.append(f"  return %l{N - 1}_out : tensor<{T}x{E}xf32>")
+        lines, x = block(l, x, B, S, E, H, F, args.bert)
+        out += lines
+    out.append(f"  return {x} : tensor<{T}x{E}xf32>")
     out.append("}")
     print("\n".join(out))
 
