@@ -39,7 +39,10 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Transforms/Inliner.h"
+#include "mlir/Transforms/InliningUtils.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
@@ -857,12 +860,92 @@ FailureOr<MeshOp> findFunctionMesh(FunctionOpInterface func,
   return symbols.lookupNearestSymbolFrom<MeshOp>(func, found.getAttr());
 }
 
+/// Inlines every call to a function defined in the module, so that shardings
+/// flow through callees; a callee's argument and result constraints become
+/// tp.annotate ops at the call. A call cycle is an error.
+LogicalResult inlineCalls(ModuleOp module, SymbolTableCollection &symbols) {
+  // A call cycle cannot be inlined: find one first (depth-first search over
+  // the defined functions, 1 = on the stack, 2 = done).
+  DenseMap<Operation *, int> state;
+  std::function<LogicalResult(FunctionOpInterface)> visit =
+      [&](FunctionOpInterface func) -> LogicalResult {
+    state[func] = 1;
+    WalkResult walk = func->walk([&](CallOpInterface call) {
+      auto callee = dyn_cast_or_null<FunctionOpInterface>(
+          call.resolveCallableInTable(&symbols));
+      if (!callee || callee.isExternal())
+        return WalkResult::advance();
+      int seen = state.lookup(callee);
+      if (seen == 1) {
+        call->emitOpError()
+            << "is part of a call cycle through @" << callee.getName()
+            << "; shardings are propagated through calls by "
+               "inlining them, which a cycle prevents";
+        return WalkResult::interrupt();
+      }
+      if (seen == 0 && failed(visit(callee)))
+        return WalkResult::interrupt();
+      return WalkResult::advance();
+    });
+    state[func] = 2;
+    return failure(walk.wasInterrupted());
+  };
+  for (auto func : module.getOps<FunctionOpInterface>())
+    if (!func.isExternal() && state.lookup(func) == 0 && failed(visit(func)))
+      return failure();
+
+  InlinerInterface interface(module.getContext());
+  InlinerConfig config;
+  // Each round inlines one level of calls.
+  for (;;) {
+    SmallVector<CallOpInterface> calls;
+    module.walk([&](CallOpInterface call) {
+      auto callee = dyn_cast_or_null<FunctionOpInterface>(
+          call.resolveCallableInTable(&symbols));
+      if (callee && !callee.isExternal())
+        calls.push_back(call);
+    });
+    if (calls.empty())
+      return success();
+    for (CallOpInterface call : calls) {
+      auto callee =
+          cast<FunctionOpInterface>(call.resolveCallableInTable(&symbols));
+      OpBuilder b(call);
+      // Keep the callee's constraints as annotations of the inlined values.
+      SmallVector<Value> operands(call.getArgOperands());
+      for (auto [i, operand] : llvm::enumerate(operands))
+        if (auto s = callee.getArgAttrOfType<ShardingAttr>(
+                i, TPDialect::kShardingAttrName);
+            s && isTensor(operand))
+          call->setOperand(i, AnnotateOp::create(b, call.getLoc(), operand, s));
+      b.setInsertionPointAfter(call);
+      for (auto [i, result] : llvm::enumerate(call->getResults())) {
+        auto s = callee.getResultAttrOfType<ShardingAttr>(
+            i, TPDialect::kShardingAttrName);
+        if (!s || !isTensor(result))
+          continue;
+        auto annotate = AnnotateOp::create(b, call.getLoc(), result, s);
+        result.replaceAllUsesExcept(annotate.getResult(), annotate);
+      }
+      Operation *callOp = call;
+      if (failed(inlineCall(interface, config.getCloneCallback(), call,
+                            cast<CallableOpInterface>(callee.getOperation()),
+                            callee.getCallableRegion())))
+        return callOp->emitOpError("cannot be inlined to propagate shardings "
+                                   "through its callee");
+      callOp->erase();
+    }
+  }
+}
+
 struct PropagatePass : public tp::impl::PropagatePassBase<PropagatePass> {
   using Base::Base;
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTableCollection symbols;
+    if (failed(inlineCalls(module, symbols)))
+      return signalPassFailure();
     // A module with one mesh gives it to functions that name none.
     SmallVector<MeshOp> meshes(module.getOps<MeshOp>());
     for (auto func : module.getOps<FunctionOpInterface>()) {

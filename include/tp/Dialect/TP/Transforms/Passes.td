@@ -80,8 +80,12 @@ def PropagatePass : Pass<"tp-propagate", "::mlir::ModuleOp"> {
     The result: every op yielding tensors carries `tp.shardings`, open
     function arguments and results get their chosen `tp.sharding`, and
     `tp.reshard` marks every place where data must move. Ops without a rule
-    are replicated, with a remark naming them. The same input always gives
-    the same output.
+    are replicated, with a remark naming them. Calls to functions defined in
+    the module are inlined first, so shardings flow through callees (their
+    argument and result constraints become `tp.annotate` at the call; a call
+    cycle is an error). Values that carry no data (`tensor.empty`, fills of
+    it, splat constants) are cloned in whatever sharding each user needs
+    rather than resharded. The same input always gives the same output.
 
     Example (Megatron-LM's MLP from one annotation):
 
