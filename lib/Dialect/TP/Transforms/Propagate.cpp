@@ -44,6 +44,8 @@
 #include "mlir/Transforms/Inliner.h"
 #include "mlir/Transforms/InliningUtils.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include <deque>
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringSet.h"
@@ -200,7 +202,13 @@ private:
   DenseMap<Operation *, std::optional<ShardingRule>> rules;
   llvm::BumpPtrAllocator allocator;
   llvm::StringSaver saver{allocator};
-  llvm::SetVector<Operation *> worklist;
+  /// FIFO of ops to visit; `queued` says which are in it.
+  std::deque<Operation *> worklist;
+  DenseSet<Operation *> queued;
+  void enqueue(Operation *op) {
+    if (queued.insert(op).second)
+      worklist.push_back(op);
+  }
   llvm::MapVector<std::pair<Value, ShardingAttr>, Value> reshards;
 };
 
@@ -507,20 +515,21 @@ bool FunctionPropagator::extend(Value v, const Sharding &s, StringRef origin) {
 
 void FunctionPropagator::enqueueNeighbours(Value v) {
   if (Operation *def = v.getDefiningOp())
-    worklist.insert(def);
+    enqueue(def);
   for (Operation *user : v.getUsers())
-    worklist.insert(user);
+    enqueue(user);
 }
 
 void FunctionPropagator::propagate() {
   func.getFunctionBody().walk<WalkOrder::PreOrder>([&](Operation *op) {
-    worklist.insert(op);
+    enqueue(op);
     // Ops inside a ruled op (linalg bodies) work on scalars.
     return ruleOf(op) ? WalkResult::skip() : WalkResult::advance();
   });
   while (!worklist.empty()) {
     Operation *op = worklist.front();
-    worklist.remove(op);
+    worklist.pop_front();
+    queued.erase(op);
 
     if (auto annotate = dyn_cast<AnnotateOp>(op)) {
       // The constraint also tells the producer what it should make.
