@@ -58,6 +58,26 @@ static ShardingRule::TensorFactors addDimFactors(ShardingRule &rule,
   return dims;
 }
 
+/// True when every init of `op` is updated as `init + value` (addf or addi
+/// with the init's block argument as one operand).
+static bool hasAdditiveCombiners(linalg::LinalgOp op) {
+  Block *body = op.getBlock();
+  if (!body)
+    return false;
+  auto yield = dyn_cast<linalg::YieldOp>(body->getTerminator());
+  if (!yield)
+    return false;
+  for (OpOperand &init : op.getDpsInitsMutable()) {
+    BlockArgument acc = op.getMatchingBlockArgument(&init);
+    unsigned index = init.getOperandNumber() - op.getNumDpsInputs();
+    Operation *def = yield.getOperand(index).getDefiningOp();
+    if (!def || !isa<arith::AddFOp, arith::AddIOp>(def) ||
+        !llvm::is_contained(def->getOperands(), acc))
+      return false;
+  }
+  return true;
+}
+
 static FailureOr<ShardingRule> ruleForLinalg(linalg::LinalgOp op) {
   if (!op.hasPureTensorSemantics())
     return failure();
@@ -91,6 +111,12 @@ static FailureOr<ShardingRule> ruleForLinalg(linalg::LinalgOp op) {
   }
   for (int64_t loop : unsplittable)
     rule.setFactorKind(loop, FactorKind::NeedReplication);
+  // A split reduction leaves a pending *sum*: only an additive combiner may
+  // be split (a max or min reduction keeps its loops whole).
+  if (op.getNumReductionLoops() > 0 && !hasAdditiveCombiners(op))
+    for (auto [loop, iterator] : llvm::enumerate(iterators))
+      if (iterator == utils::IteratorType::reduction)
+        rule.setFactorKind(loop, FactorKind::NeedReplication);
   // Result i is the value of init i.
   for (OpOperand &init : op.getDpsInitsMutable())
     rule.getResults().push_back(rule.getOperands()[init.getOperandNumber()]);

@@ -125,4 +125,43 @@ def PropagatePass : Pass<"tp-propagate", "::mlir::ModuleOp"> {
   ];
 }
 
+def PartitionPass : Pass<"tp-partition", "::mlir::ModuleOp"> {
+  let summary = "Rewrites a propagated module into the per-device (SPMD) program";
+  let description = [{
+    Every function with propagated shardings becomes the program one device
+    runs: argument, result and value types become per-device shard types,
+    ops compute on their shards (linalg ops keep their structure; empties,
+    fills and constants are made local; a reduction over a split factor
+    yields a local partial sum), and every `tp.reshard` becomes the
+    collectives that move the data (see `Resharding.h`: all_reduce,
+    reduce_scatter, all_gather, all_to_all, free all_slice). `tp.annotate`
+    ops, satisfied by construction, disappear. The function gets
+    `tp.spmd = @mesh` and keeps its arguments' and results' global
+    shardings for the runtime.
+
+    A reduction over a split factor whose init is not the reduction's
+    identity (a bias accumulated into the output, say) keeps the init on the
+    first device of the group and zeros elsewhere, so the sum counts it once.
+    A `linalg.index` over a split loop is offset by the device's position.
+
+    Example:
+
+    ```mlir
+    %y = linalg.matmul {tp.shardings = [#tp.sharding<@world, [{}, {} ], partial = ["tp"]>]}
+           ins(%h, %w2 : tensor<16x2048xf32>, tensor<2048x512xf32>) ...
+    %r = tp.reshard %y <@world, [{}, {} ]> : tensor<16x512xf32>
+    ```
+
+    becomes, on each of 4 devices,
+
+    ```mlir
+    %y = linalg.matmul ins(%h, %w2 : tensor<16x512xf32>, tensor<512x512xf32>) ...
+    %r = tp.all_reduce sum %y over @world ["tp"] : tensor<16x512xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 #endif // TP_DIALECT_TP_TRANSFORMS_PASSES_TD

@@ -1,0 +1,407 @@
+//===- Partition.cpp - Global program to per-device program ---------------===//
+//
+// Part of tp-mlir, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// Per function with propagated shardings:
+//  1. Record every tensor value's global type and sharding (arguments from
+//     `tp.sharding`, results from `tp.shardings`, tp.annotate / tp.reshard
+//     from their own) before any type changes.
+//  2. Walk the ops in order, making each compute on its shard: result types
+//     become shard types, shape-carrying attributes and operands (empty
+//     sizes, expand_shape output shapes, slice sizes, constants) follow, a
+//     split reduction keeps a non-identity init once, linalg.index over a
+//     split loop is offset by the device's position, and tp.reshard becomes
+//     collectives (Resharding.h).
+//  3. The function type becomes the shard types; `tp.spmd = @mesh` marks it,
+//     and its arguments and results keep their global shardings.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tp/Dialect/TP/Transforms/Passes.h"
+
+#include "tp/Dialect/TP/IR/TPInterfaces.h"
+#include "tp/Dialect/TP/IR/TPOps.h"
+#include "tp/Dialect/TP/Transforms/Resharding.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+
+namespace mlir::tp {
+#define GEN_PASS_DEF_PARTITIONPASS
+#include "tp/Dialect/TP/Transforms/Passes.h.inc"
+} // namespace mlir::tp
+
+using namespace mlir;
+using namespace mlir::tp;
+
+namespace {
+
+struct GlobalInfo {
+  RankedTensorType type;
+  ShardingAttr sharding;
+};
+
+class FunctionPartitioner {
+public:
+  FunctionPartitioner(FunctionOpInterface func, MeshOp mesh)
+      : func(func), mesh(mesh) {}
+
+  LogicalResult run();
+
+private:
+  LogicalResult record();
+  LogicalResult partition(Operation *op);
+  LogicalResult partitionLinalg(linalg::LinalgOp op);
+
+  RankedTensorType localType(Value v) {
+    const GlobalInfo &info = globals.at(v);
+    return info.type.clone(
+        getShardShape(info.type.getShape(), info.sharding, mesh));
+  }
+  ShardingAttr replicated(unsigned rank) {
+    return ShardingAttr::get(func->getContext(),
+                             FlatSymbolRefAttr::get(mesh.getSymNameAttr()),
+                             SmallVector<SmallVector<StringRef>>(rank));
+  }
+  /// The axes splitting dimension `dim` of `v`.
+  SmallVector<StringRef> dimAxes(Value v, unsigned dim) {
+    return globals.at(v).sharding.getDimAxes(dim);
+  }
+  /// Local size of `v`'s dimension `dim` (static or dynamic).
+  OpFoldResult localDimSize(OpBuilder &b, Location loc, Value v,
+                            unsigned dim, OpFoldResult globalSize);
+
+  FunctionOpInterface func;
+  MeshOp mesh;
+  DenseMap<Value, GlobalInfo> globals;
+};
+
+LogicalResult FunctionPartitioner::record() {
+  for (auto [index, arg] : llvm::enumerate(func.getArguments())) {
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (!type)
+      continue;
+    auto sharding = func.getArgAttrOfType<ShardingAttr>(
+        index, TPDialect::kShardingAttrName);
+    globals[arg] = {type, sharding ? sharding : replicated(type.getRank())};
+  }
+  WalkResult walk = func.getFunctionBody().walk([&](Operation *op) {
+    ShardingAttr own;
+    if (auto a = dyn_cast<AnnotateOp>(op))
+      own = a.getSharding();
+    else if (auto r = dyn_cast<ReshardOp>(op))
+      own = r.getSharding();
+    auto shardings = op->getAttrOfType<ArrayAttr>(TPDialect::kShardingsAttrName);
+    for (auto [i, result] : llvm::enumerate(op->getResults())) {
+      auto type = dyn_cast<RankedTensorType>(result.getType());
+      if (!type)
+        continue;
+      ShardingAttr s = own;
+      if (!s && shardings)
+        s = dyn_cast<ShardingAttr>(shardings[i]);
+      if (!s) {
+        // Values inside a ruled op's region (none today) or ops that
+        // propagation never saw: nothing to partition against.
+        if (op->getParentOfType<linalg::LinalgOp>())
+          continue;
+        op->emitOpError() << "result #" << i
+                          << " has no sharding; run --tp-propagate first";
+        return WalkResult::interrupt();
+      }
+      globals[result] = {type, s};
+    }
+    return WalkResult::advance();
+  });
+  return failure(walk.wasInterrupted());
+}
+
+OpFoldResult FunctionPartitioner::localDimSize(OpBuilder &b, Location loc,
+                                               Value v, unsigned dim,
+                                               OpFoldResult globalSize) {
+  int64_t group = mesh.getGroupSize(dimAxes(v, dim));
+  if (auto attr = dyn_cast<Attribute>(globalSize))
+    return b.getIndexAttr(cast<IntegerAttr>(attr).getInt() / group);
+  if (group == 1)
+    return globalSize;
+  Value divisor = arith::ConstantIndexOp::create(b, loc, group);
+  return arith::DivUIOp::create(b, loc, cast<Value>(globalSize), divisor)
+      .getResult();
+}
+
+/// The value an additive reduction starts from: 0.
+static bool isZeroFill(Value v) {
+  auto fill = v.getDefiningOp<linalg::FillOp>();
+  if (!fill)
+    return false;
+  Value scalar = fill.getInputs().front();
+  return matchPattern(scalar, m_AnyZeroFloat()) || matchPattern(scalar, m_Zero());
+}
+
+LogicalResult FunctionPartitioner::partitionLinalg(linalg::LinalgOp op) {
+  FailureOr<ShardingRule> rule = getShardingRule(op);
+  // Which axes split each loop: read off any tensor that has the loop as a
+  // dimension (they agree after propagation).
+  SmallVector<SmallVector<StringRef>> loopAxes(op.getNumLoops());
+  SmallVector<bool> seen(op.getNumLoops(), false);
+  auto note = [&](Value v, AffineMap map) {
+    if (!globals.count(v))
+      return;
+    for (auto [d, expr] : llvm::enumerate(map.getResults()))
+      if (auto dim = dyn_cast<AffineDimExpr>(expr)) {
+        unsigned loop = dim.getPosition();
+        if (!seen[loop]) {
+          loopAxes[loop] = dimAxes(v, d);
+          seen[loop] = true;
+        }
+      }
+  };
+  for (OpResult result : op->getResults())
+    note(result, op.getIndexingMapMatchingResult(result));
+  for (OpOperand &operand : op->getOpOperands())
+    note(operand.get(), op.getMatchingIndexingMap(&operand));
+
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  // A split reduction: each device sums its part; the init must count once.
+  SmallVector<StringRef> partial;
+  for (OpResult result : op->getResults())
+    if (globals.count(result)) {
+      partial = globals.at(result).sharding.getPartialAxes();
+      break;
+    }
+  if (!partial.empty()) {
+    for (OpOperand &init : op.getDpsInitsMutable()) {
+      if (isZeroFill(init.get()))
+        continue;
+      ReshardStep step{ReshardStep::Kind::ZeroOthers, partial};
+      init.set(emitReshardSteps(b, loc, init.get(), mesh, step));
+    }
+  }
+  // linalg.index over a split loop: offset by this device's first index.
+  if (Block *body = op.getBlock()) {
+    SmallVector<linalg::IndexOp> indices(body->getOps<linalg::IndexOp>());
+    for (linalg::IndexOp index : indices) {
+      ArrayRef<StringRef> axes = loopAxes[index.getDim()];
+      if (axes.empty())
+        continue;
+      int64_t globalSize = op.getStaticLoopRanges()[index.getDim()];
+      if (ShapedType::isDynamic(globalSize))
+        return op->emitOpError()
+               << "uses linalg.index over loop " << index.getDim()
+               << ", which is split and of dynamic size; its offset needs a "
+                  "static size";
+      int64_t localSize = globalSize / mesh.getGroupSize(axes);
+      Value position = AxisIndexOp::create(b, loc, mesh.getSymName(), axes);
+      Value size = arith::ConstantIndexOp::create(b, loc, localSize);
+      Value offset = arith::MulIOp::create(b, loc, position, size);
+      OpBuilder inner(index->getContext());
+      inner.setInsertionPointAfter(index);
+      Value shifted = arith::AddIOp::create(inner, loc, index, offset);
+      index.getResult().replaceAllUsesExcept(shifted,
+                                             shifted.getDefiningOp());
+    }
+  }
+  (void)rule;
+  for (OpResult result : op->getResults())
+    result.setType(op.getDpsInits()[result.getResultNumber()].getType());
+  return success();
+}
+
+LogicalResult FunctionPartitioner::partition(Operation *op) {
+  Location loc = op->getLoc();
+  if (auto annotate = dyn_cast<AnnotateOp>(op)) {
+    Value input = annotate.getInput();
+    Value out = input;
+    if (globals.at(input).sharding != annotate.getSharding()) {
+      OpBuilder b(op);
+      out = emitReshardSteps(
+          b, loc, input, mesh,
+          planReshard(globals.at(input).sharding, annotate.getSharding()));
+    }
+    annotate.getResult().replaceAllUsesWith(out);
+    op->erase();
+    return success();
+  }
+  if (auto reshard = dyn_cast<ReshardOp>(op)) {
+    OpBuilder b(op);
+    Value out = emitReshardSteps(
+        b, loc, reshard.getInput(), mesh,
+        planReshard(globals.at(reshard.getInput()).sharding,
+                    reshard.getSharding()));
+    reshard.getResult().replaceAllUsesWith(out);
+    op->erase();
+    return success();
+  }
+  // Nothing to do for ops without tensor results.
+  if (llvm::none_of(op->getResults(),
+                    [&](Value r) { return globals.count(r); }))
+    return success();
+
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
+    return partitionLinalg(linalgOp);
+
+  if (auto empty = dyn_cast<tensor::EmptyOp>(op)) {
+    OpBuilder b(op);
+    RankedTensorType local = localType(empty.getResult());
+    SmallVector<Value> sizes;
+    for (auto [d, size] : llvm::enumerate(empty.getType().getShape()))
+      if (ShapedType::isDynamic(size))
+        sizes.push_back(getValueOrCreateConstantIndexOp(
+            b, loc,
+            localDimSize(b, loc, empty.getResult(), d,
+                         empty.getDynamicSize(d))));
+    auto replacement = tensor::EmptyOp::create(b, loc, local.getShape(),
+                                               local.getElementType(), sizes);
+    replacement->setAttrs(op->getDiscardableAttrDictionary());
+    empty.getResult().replaceAllUsesWith(replacement.getResult());
+    op->erase();
+    return success();
+  }
+
+  if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
+    Value result = constant.getResult();
+    ShardingAttr sharding = globals.at(result).sharding;
+    OpBuilder b(op);
+    b.setInsertionPointAfter(op);
+    auto splat = dyn_cast<SplatElementsAttr>(constant.getValue());
+    if (splat && !sharding.isPartial()) {
+      RankedTensorType local = localType(result);
+      auto c = arith::ConstantOp::create(
+          b, loc, SplatElementsAttr::get(local, splat.getSplatValue<Attribute>()));
+      c->setAttrs(op->getDiscardableAttrDictionary());
+      result.replaceAllUsesWith(c.getResult());
+      op->erase();
+      return success();
+    }
+    // A dense constant: every device holds it whole and keeps its block.
+    Value local = emitReshardSteps(
+        b, loc, result, mesh,
+        planReshard(replicated(sharding.getRank()), sharding));
+    result.replaceAllUsesExcept(local, local.getDefiningOp());
+    return success();
+  }
+
+  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op)) {
+    RankedTensorType local = localType(expand.getResult());
+    if (!local.hasStaticShape() && !expand.getResultType().hasStaticShape() &&
+        local != expand.getResultType())
+      return op->emitOpError("cannot partition a split dynamic expansion");
+    expand.setStaticOutputShape(local.getShape());
+    expand.getResult().setType(local);
+    return success();
+  }
+
+  if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op)) {
+    // Split dimensions are taken whole: their sizes become local.
+    SmallVector<int64_t> sizes(slice.getStaticSizes());
+    Value src = slice.getSource();
+    for (unsigned d = 0; d < sizes.size(); ++d)
+      if (!dimAxes(src, d).empty())
+        sizes[d] = localType(src).getDimSize(d);
+    slice.setStaticSizes(sizes);
+    slice.getResult().setType(localType(slice.getResult()));
+    return success();
+  }
+
+  if (auto insert = dyn_cast<tensor::InsertSliceOp>(op)) {
+    SmallVector<int64_t> sizes(insert.getStaticSizes());
+    Value dest = insert.getDest();
+    for (unsigned d = 0; d < sizes.size(); ++d)
+      if (!dimAxes(dest, d).empty())
+        sizes[d] = localType(dest).getDimSize(d);
+    insert.setStaticSizes(sizes);
+    insert.getResult().setType(localType(insert.getResult()));
+    return success();
+  }
+
+  // Everything else computes elementwise or by its operand types alone
+  // (collapse_shape, concat, pad, softmax, arith, math): its results take
+  // their shard types.
+  if (failed(getShardingRule(op)) &&
+      llvm::any_of(op->getResults(), [&](Value r) {
+        return globals.count(r) &&
+               !globals.at(r).sharding.isFullyReplicated();
+      }))
+    return op->emitOpError("has no sharding rule but a split result; cannot "
+                           "partition it");
+  for (Value r : op->getResults())
+    if (globals.count(r))
+      r.setType(localType(r));
+  return success();
+}
+
+LogicalResult FunctionPartitioner::run() {
+  if (failed(record()))
+    return failure();
+  for (BlockArgument arg : func.getArguments())
+    if (globals.count(arg))
+      arg.setType(localType(arg));
+  // Ops in program order; regions of linalg ops hold scalars only.
+  SmallVector<Operation *> ops;
+  func.getFunctionBody().walk<WalkOrder::PreOrder>([&](Operation *op) {
+    ops.push_back(op);
+    return isa<linalg::LinalgOp>(op) ? WalkResult::skip()
+                                     : WalkResult::advance();
+  });
+  for (Operation *op : ops)
+    if (failed(partition(op)))
+      return failure();
+
+  Operation *ret = func.getFunctionBody().back().getTerminator();
+  SmallVector<Type> argTypes, resultTypes;
+  for (BlockArgument arg : func.getArguments())
+    argTypes.push_back(arg.getType());
+  for (Value v : ret->getOperands())
+    resultTypes.push_back(v.getType());
+  func.setType(FunctionType::get(func->getContext(), argTypes, resultTypes));
+  func->setAttr(TPDialect::kSpmdAttrName,
+                FlatSymbolRefAttr::get(mesh.getSymNameAttr()));
+  return success();
+}
+
+/// The mesh of a propagated function: the one its argument shardings name.
+MeshOp functionMesh(FunctionOpInterface func, SymbolTableCollection &symbols) {
+  FlatSymbolRefAttr ref;
+  for (unsigned i = 0; i < func.getNumArguments() && !ref; ++i)
+    if (auto s = func.getArgAttrOfType<ShardingAttr>(
+            i, TPDialect::kShardingAttrName))
+      ref = s.getMesh();
+  if (!ref)
+    func.getFunctionBody().walk([&](Operation *op) {
+      if (ref)
+        return;
+      if (auto a = op->getAttrOfType<ArrayAttr>(TPDialect::kShardingsAttrName))
+        for (Attribute s : a)
+          if (auto sharding = dyn_cast<ShardingAttr>(s)) {
+            ref = sharding.getMesh();
+            break;
+          }
+    });
+  if (!ref)
+    return MeshOp();
+  return symbols.lookupNearestSymbolFrom<MeshOp>(func, ref.getAttr());
+}
+
+struct PartitionPass : public tp::impl::PartitionPassBase<PartitionPass> {
+  void runOnOperation() override {
+    SymbolTableCollection symbols;
+    for (auto func : getOperation().getOps<FunctionOpInterface>()) {
+      if (func.isExternal() || func->hasAttr(TPDialect::kSpmdAttrName))
+        continue;
+      MeshOp mesh = functionMesh(func, symbols);
+      if (!mesh)
+        continue;
+      FunctionPartitioner partitioner(func, mesh);
+      if (failed(partitioner.run()))
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace
