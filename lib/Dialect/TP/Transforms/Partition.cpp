@@ -26,11 +26,12 @@
 #include "tp/Dialect/TP/Transforms/Resharding.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/DenseSet.h"
 
 namespace mlir::tp {
 #define GEN_PASS_DEF_PARTITIONPASS
@@ -69,17 +70,25 @@ private:
                              FlatSymbolRefAttr::get(mesh.getSymNameAttr()),
                              SmallVector<SmallVector<StringRef>>(rank));
   }
+  /// `to` stands for `from` (a replacement): same global type and sharding.
+  void alias(Value to, Value from) {
+    GlobalInfo info = globals.at(from);
+    globals[to] = info;
+  }
   /// The axes splitting dimension `dim` of `v`.
   SmallVector<StringRef> dimAxes(Value v, unsigned dim) {
     return globals.at(v).sharding.getDimAxes(dim);
   }
   /// Local size of `v`'s dimension `dim` (static or dynamic).
-  OpFoldResult localDimSize(OpBuilder &b, Location loc, Value v,
-                            unsigned dim, OpFoldResult globalSize);
+  OpFoldResult localDimSize(OpBuilder &b, Location loc, Value v, unsigned dim,
+                            OpFoldResult globalSize);
 
   FunctionOpInterface func;
   MeshOp mesh;
   DenseMap<Value, GlobalInfo> globals;
+  /// Ops that have a sharding rule, found before types change (rules read
+  /// shapes).
+  DenseSet<Operation *> ruled;
 };
 
 LogicalResult FunctionPartitioner::record() {
@@ -92,12 +101,15 @@ LogicalResult FunctionPartitioner::record() {
     globals[arg] = {type, sharding ? sharding : replicated(type.getRank())};
   }
   WalkResult walk = func.getFunctionBody().walk([&](Operation *op) {
+    if (succeeded(getShardingRule(op)))
+      ruled.insert(op);
     ShardingAttr own;
     if (auto a = dyn_cast<AnnotateOp>(op))
       own = a.getSharding();
     else if (auto r = dyn_cast<ReshardOp>(op))
       own = r.getSharding();
-    auto shardings = op->getAttrOfType<ArrayAttr>(TPDialect::kShardingsAttrName);
+    auto shardings =
+        op->getAttrOfType<ArrayAttr>(TPDialect::kShardingsAttrName);
     for (auto [i, result] : llvm::enumerate(op->getResults())) {
       auto type = dyn_cast<RankedTensorType>(result.getType());
       if (!type)
@@ -140,14 +152,16 @@ static bool isZeroFill(Value v) {
   if (!fill)
     return false;
   Value scalar = fill.getInputs().front();
-  return matchPattern(scalar, m_AnyZeroFloat()) || matchPattern(scalar, m_Zero());
+  return matchPattern(scalar, m_AnyZeroFloat()) ||
+         matchPattern(scalar, m_Zero());
 }
 
 LogicalResult FunctionPartitioner::partitionLinalg(linalg::LinalgOp op) {
-  FailureOr<ShardingRule> rule = getShardingRule(op);
   // Which axes split each loop: read off any tensor that has the loop as a
   // dimension (they agree after propagation).
   SmallVector<SmallVector<StringRef>> loopAxes(op.getNumLoops());
+  // Global loop sizes (the operands may already have shard types).
+  SmallVector<int64_t> loopSizes(op.getNumLoops(), ShapedType::kDynamic);
   SmallVector<bool> seen(op.getNumLoops(), false);
   auto note = [&](Value v, AffineMap map) {
     if (!globals.count(v))
@@ -157,6 +171,7 @@ LogicalResult FunctionPartitioner::partitionLinalg(linalg::LinalgOp op) {
         unsigned loop = dim.getPosition();
         if (!seen[loop]) {
           loopAxes[loop] = dimAxes(v, d);
+          loopSizes[loop] = globals.at(v).type.getDimSize(d);
           seen[loop] = true;
         }
       }
@@ -180,7 +195,9 @@ LogicalResult FunctionPartitioner::partitionLinalg(linalg::LinalgOp op) {
       if (isZeroFill(init.get()))
         continue;
       ReshardStep step{ReshardStep::Kind::ZeroOthers, partial};
-      init.set(emitReshardSteps(b, loc, init.get(), mesh, step));
+      Value zeroed = emitReshardSteps(b, loc, init.get(), mesh, step);
+      alias(zeroed, init.get());
+      init.set(zeroed);
     }
   }
   // linalg.index over a split loop: offset by this device's first index.
@@ -190,7 +207,7 @@ LogicalResult FunctionPartitioner::partitionLinalg(linalg::LinalgOp op) {
       ArrayRef<StringRef> axes = loopAxes[index.getDim()];
       if (axes.empty())
         continue;
-      int64_t globalSize = op.getStaticLoopRanges()[index.getDim()];
+      int64_t globalSize = loopSizes[index.getDim()];
       if (ShapedType::isDynamic(globalSize))
         return op->emitOpError()
                << "uses linalg.index over loop " << index.getDim()
@@ -203,11 +220,9 @@ LogicalResult FunctionPartitioner::partitionLinalg(linalg::LinalgOp op) {
       OpBuilder inner(index->getContext());
       inner.setInsertionPointAfter(index);
       Value shifted = arith::AddIOp::create(inner, loc, index, offset);
-      index.getResult().replaceAllUsesExcept(shifted,
-                                             shifted.getDefiningOp());
+      index.getResult().replaceAllUsesExcept(shifted, shifted.getDefiningOp());
     }
   }
-  (void)rule;
   for (OpResult result : op->getResults())
     result.setType(op.getDpsInits()[result.getResultNumber()].getType());
   return success();
@@ -224,16 +239,18 @@ LogicalResult FunctionPartitioner::partition(Operation *op) {
           b, loc, input, mesh,
           planReshard(globals.at(input).sharding, annotate.getSharding()));
     }
+    alias(out, annotate.getResult());
     annotate.getResult().replaceAllUsesWith(out);
     op->erase();
     return success();
   }
   if (auto reshard = dyn_cast<ReshardOp>(op)) {
     OpBuilder b(op);
-    Value out = emitReshardSteps(
-        b, loc, reshard.getInput(), mesh,
-        planReshard(globals.at(reshard.getInput()).sharding,
-                    reshard.getSharding()));
+    Value out =
+        emitReshardSteps(b, loc, reshard.getInput(), mesh,
+                         planReshard(globals.at(reshard.getInput()).sharding,
+                                     reshard.getSharding()));
+    alias(out, reshard.getResult());
     reshard.getResult().replaceAllUsesWith(out);
     op->erase();
     return success();
@@ -259,6 +276,7 @@ LogicalResult FunctionPartitioner::partition(Operation *op) {
     auto replacement = tensor::EmptyOp::create(b, loc, local.getShape(),
                                                local.getElementType(), sizes);
     replacement->setAttrs(op->getDiscardableAttrDictionary());
+    alias(replacement.getResult(), empty.getResult());
     empty.getResult().replaceAllUsesWith(replacement.getResult());
     op->erase();
     return success();
@@ -273,16 +291,19 @@ LogicalResult FunctionPartitioner::partition(Operation *op) {
     if (splat && !sharding.isPartial()) {
       RankedTensorType local = localType(result);
       auto c = arith::ConstantOp::create(
-          b, loc, SplatElementsAttr::get(local, splat.getSplatValue<Attribute>()));
+          b, loc,
+          SplatElementsAttr::get(local, splat.getSplatValue<Attribute>()));
       c->setAttrs(op->getDiscardableAttrDictionary());
+      alias(c.getResult(), result);
       result.replaceAllUsesWith(c.getResult());
       op->erase();
       return success();
     }
     // A dense constant: every device holds it whole and keeps its block.
-    Value local = emitReshardSteps(
-        b, loc, result, mesh,
-        planReshard(replicated(sharding.getRank()), sharding));
+    Value local =
+        emitReshardSteps(b, loc, result, mesh,
+                         planReshard(replicated(sharding.getRank()), sharding));
+    alias(local, result);
     result.replaceAllUsesExcept(local, local.getDefiningOp());
     return success();
   }
@@ -323,10 +344,8 @@ LogicalResult FunctionPartitioner::partition(Operation *op) {
   // Everything else computes elementwise or by its operand types alone
   // (collapse_shape, concat, pad, softmax, arith, math): its results take
   // their shard types.
-  if (failed(getShardingRule(op)) &&
-      llvm::any_of(op->getResults(), [&](Value r) {
-        return globals.count(r) &&
-               !globals.at(r).sharding.isFullyReplicated();
+  if (!ruled.contains(op) && llvm::any_of(op->getResults(), [&](Value r) {
+        return globals.count(r) && !globals.at(r).sharding.isFullyReplicated();
       }))
     return op->emitOpError("has no sharding rule but a split result; cannot "
                            "partition it");

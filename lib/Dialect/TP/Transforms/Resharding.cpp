@@ -53,8 +53,8 @@ static bool isPrefix(ArrayRef<StringRef> a, ArrayRef<StringRef> b) {
 }
 
 static bool usedInDims(ArrayRef<AxisList> dims, StringRef axis) {
-  return llvm::any_of(dims,
-                      [&](const AxisList &d) { return llvm::is_contained(d, axis); });
+  return llvm::any_of(
+      dims, [&](const AxisList &d) { return llvm::is_contained(d, axis); });
 }
 
 /// Appends `step`, merging it into the previous one when they combine.
@@ -126,7 +126,9 @@ SmallVector<ReshardStep> mlir::tp::planReshard(ShardingAttr from,
             cur[e].size() >= target[e].size() ||
             target[e][cur[e].size()] != axis)
           continue;
-        push(steps, {Kind::AllToAll, {axis}, static_cast<int64_t>(e),
+        push(steps, {Kind::AllToAll,
+                     {axis},
+                     static_cast<int64_t>(e),
                      static_cast<int64_t>(d)});
         cur[e].push_back(axis);
         moved = true;
@@ -189,12 +191,11 @@ Value mlir::tp::emitReshardSteps(OpBuilder &b, Location loc, Value local,
       for (int64_t d = 0; d < type.getRank(); ++d)
         if (type.isDynamicDim(d))
           dynamicSizes.push_back(tensor::DimOp::create(b, loc, local, d));
-      Value empty = tensor::EmptyOp::create(b, loc, type.getShape(),
-                                            type.getElementType(), dynamicSizes);
+      Value empty = tensor::EmptyOp::create(
+          b, loc, type.getShape(), type.getElementType(), dynamicSizes);
       Value zero = arith::ConstantOp::create(
           b, loc, b.getZeroAttr(type.getElementType()));
-      Value zeros =
-          linalg::FillOp::create(b, loc, zero, empty).getResult(0);
+      Value zeros = linalg::FillOp::create(b, loc, zero, empty).getResult(0);
       local = arith::SelectOp::create(b, loc, first, local, zeros);
       break;
     }

@@ -11,7 +11,8 @@
 //   split   -> replicated          all_gather        (innermost axis first)
 //   split dim i -> split dim j     all_to_all
 //   replicated -> split            all_slice         (no communication)
-//   replicated -> partial          keep the value on one device, zeros elsewhere
+//   replicated -> partial          keep the value on one device, zeros
+//   elsewhere
 // Adjacent steps of one kind on one dimension are merged into one collective
 // over several axes.
 //
