@@ -30,4 +30,5 @@ void mlir::tp::registerAllDialects(DialectRegistry &registry) {
 void mlir::tp::registerAllPasses() {
   mlir::registerAllPasses();
   registerTPPasses();
+  registerTPPipelines();
 }

@@ -12,6 +12,8 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
 
 namespace mlir::tp {
 
@@ -20,6 +22,26 @@ namespace mlir::tp {
 
 #define GEN_PASS_REGISTRATION
 #include "tp/Dialect/TP/Transforms/Passes.h.inc"
+
+/// Options of the `tp-spmd` pipeline.
+struct SPMDPipelineOptions : public PassPipelineOptions<SPMDPipelineOptions> {
+  PassOptions::Option<bool> replicateOpenBoundaries{
+      *this, "replicate-open-boundaries",
+      llvm::cl::desc("Unannotated function arguments and results start "
+                     "replicated instead of open"),
+      llvm::cl::init(false)};
+  PassOptions::Option<bool> recordOrigins{
+      *this, "record-origins",
+      llvm::cl::desc("Record where each value's sharding came from"),
+      llvm::cl::init(false)};
+};
+
+/// Global form -> local form: fold reshapes, propagate, partition, optimize
+/// collectives, canonicalize.
+void buildSPMDPipeline(OpPassManager &pm, const SPMDPipelineOptions &options);
+
+/// Registers `tp-spmd`.
+void registerTPPipelines();
 
 } // namespace mlir::tp
 

@@ -164,4 +164,33 @@ def PartitionPass : Pass<"tp-partition", "::mlir::ModuleOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def OptimizeCollectivesPass : Pass<"tp-optimize-collectives"> {
+  let summary = "Folds, merges and removes collectives";
+  let description = [{
+    Rewrites local-form collectives into fewer, cheaper ones:
+    - `all_reduce` then `all_slice` over the same axes -> one
+      `reduce_scatter` on the sliced dimension (when the slice is the
+      all_reduce's only use);
+    - `all_gather` then `all_slice` over the same axes and dimension ->
+      nothing (the slice gets back the gather's input);
+    - `all_slice` then `all_gather` over the same axes and dimension of a
+      value that was replicated -> that value;
+    - two identical collectives of one value -> one;
+    - a collective whose result is unused -> gone.
+
+    Example:
+
+    ```mlir
+    %a = tp.all_reduce sum %x over @world ["tp"] : tensor<16x512xf32>
+    %b = tp.all_slice %a over @world ["tp"] dim 0 : tensor<16x512xf32> -> tensor<4x512xf32>
+    ```
+
+    becomes
+
+    ```mlir
+    %b = tp.reduce_scatter sum %x over @world ["tp"] dim 0 : tensor<16x512xf32> -> tensor<4x512xf32>
+    ```
+  }];
+}
+
 #endif // TP_DIALECT_TP_TRANSFORMS_PASSES_TD

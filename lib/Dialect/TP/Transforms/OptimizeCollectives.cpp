@@ -1,0 +1,124 @@
+//===- OptimizeCollectives.cpp - Fold, merge and remove collectives -------===//
+//
+// Part of tp-mlir, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// 1. Patterns: all_reduce + all_slice -> reduce_scatter; all_gather +
+//    all_slice -> nothing; all_slice + all_gather -> nothing. The greedy
+//    driver also erases collectives left without uses (they are Pure).
+// 2. Identical collectives of one value (same op, operand and attributes)
+//    are merged, block by block.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tp/Dialect/TP/Transforms/Passes.h"
+
+#include "tp/Dialect/TP/IR/TPOps.h"
+
+#include "mlir/IR/OperationSupport.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::tp {
+#define GEN_PASS_DEF_OPTIMIZECOLLECTIVESPASS
+#include "tp/Dialect/TP/Transforms/Passes.h.inc"
+} // namespace mlir::tp
+
+using namespace mlir;
+using namespace mlir::tp;
+
+namespace {
+
+bool sameGroup(Operation *a, Operation *b) {
+  return a->getAttr("mesh") == b->getAttr("mesh") &&
+         a->getAttr("axes") == b->getAttr("axes");
+}
+
+/// all_slice(all_reduce(x)) -> reduce_scatter(x).
+struct AllReduceThenSlice : public OpRewritePattern<AllSliceOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AllSliceOp slice,
+                                PatternRewriter &rewriter) const override {
+    auto reduce = slice.getInput().getDefiningOp<AllReduceOp>();
+    if (!reduce || !reduce->hasOneUse() || !sameGroup(reduce, slice))
+      return rewriter.notifyMatchFailure(slice, "not a lone all_reduce");
+    rewriter.replaceOpWithNewOp<ReduceScatterOp>(
+        slice, slice.getType(), reduce.getKindAttr(), reduce.getInput(),
+        reduce.getMeshAttr(), reduce.getAxes(), slice.getDimAttr());
+    rewriter.eraseOp(reduce);
+    return success();
+  }
+};
+
+/// all_slice(all_gather(x)) on the same dimension -> x.
+struct GatherThenSlice : public OpRewritePattern<AllSliceOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AllSliceOp slice,
+                                PatternRewriter &rewriter) const override {
+    auto gather = slice.getInput().getDefiningOp<AllGatherOp>();
+    if (!gather || !sameGroup(gather, slice) ||
+        gather.getDim() != slice.getDim())
+      return rewriter.notifyMatchFailure(slice, "not the gather's inverse");
+    rewriter.replaceOp(slice, gather.getInput());
+    return success();
+  }
+};
+
+/// all_gather(all_slice(x)) on the same dimension -> x (x was replicated
+/// over the group, so gathering its blocks rebuilds it).
+struct SliceThenGather : public OpRewritePattern<AllGatherOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AllGatherOp gather,
+                                PatternRewriter &rewriter) const override {
+    auto slice = gather.getInput().getDefiningOp<AllSliceOp>();
+    if (!slice || !sameGroup(gather, slice) ||
+        gather.getDim() != slice.getDim())
+      return rewriter.notifyMatchFailure(gather, "not the slice's inverse");
+    rewriter.replaceOp(gather, slice.getInput());
+    return success();
+  }
+};
+
+bool isCollective(Operation *op) {
+  return isa<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp, AllSliceOp,
+             AxisIndexOp>(op);
+}
+
+/// Merges identical collectives within each block (the first dominates the
+/// rest).
+void mergeDuplicates(Operation *root) {
+  root->walk([](Block *block) {
+    SmallVector<Operation *> seen;
+    for (Operation &op : llvm::make_early_inc_range(*block)) {
+      if (!isCollective(&op))
+        continue;
+      Operation *same = nullptr;
+      for (Operation *prev : seen)
+        if (OperationEquivalence::isEquivalentTo(
+                prev, &op, OperationEquivalence::Flags::IgnoreLocations)) {
+          same = prev;
+          break;
+        }
+      if (!same) {
+        seen.push_back(&op);
+        continue;
+      }
+      op.replaceAllUsesWith(same);
+      op.erase();
+    }
+  });
+}
+
+struct OptimizeCollectivesPass
+    : public tp::impl::OptimizeCollectivesPassBase<OptimizeCollectivesPass> {
+  void runOnOperation() override {
+    mergeDuplicates(getOperation());
+    RewritePatternSet patterns(&getContext());
+    patterns.add<AllReduceThenSlice, GatherThenSlice, SliceThenGather>(
+        &getContext());
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+  }
+};
+
+} // namespace
