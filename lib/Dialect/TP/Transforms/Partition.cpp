@@ -251,6 +251,10 @@ LogicalResult FunctionPartitioner::partition(Operation *op) {
                          planReshard(globals.at(reshard.getInput()).sharding,
                                      reshard.getSharding()));
     alias(out, reshard.getResult());
+    if (Operation *last = out.getDefiningOp();
+        last && out != reshard.getInput())
+      last->setAttr(TPDialect::kShardingsAttrName,
+                    ArrayAttr::get(op->getContext(), {reshard.getSharding()}));
     reshard.getResult().replaceAllUsesWith(out);
     op->erase();
     return success();

@@ -193,4 +193,40 @@ def OptimizeCollectivesPass : Pass<"tp-optimize-collectives"> {
   }];
 }
 
+def ReportPass : Pass<"tp-report", "::mlir::ModuleOp"> {
+  let summary = "Prints the plan: shardings, collectives with their bytes, memory";
+  let description = [{
+    For every function with a mesh, prints:
+    - every tensor value with its sharding and per-device bytes;
+    - every collective: kind, reduction, axes, group size, the per-device
+      tensor, the bytes each device sends and the ring formula used
+      (`2(n-1)/n*S` all_reduce, `(n-1)/n*S` all_gather and reduce_scatter,
+      `(n-1)/n^2*S` all_to_all with S the whole group's tensor, `0`
+      all_slice); in global form, the collectives each `tp.reshard` will
+      become;
+    - totals per kind;
+    - per-device memory: the arguments' bytes, the peak bytes of tensors live
+      at once (program order), and the largest tensors.
+    The module is not changed. Text by default; `format=json` prints one
+    JSON object for tools. The report goes to stderr, or to `output`.
+
+    Example: `tp-opt model.mlir --tp-spmd --tp-report -o /dev/null` prints
+
+    ```
+    tp-report @mlp on @world ["tp" = 4] (4 devices)
+      collectives:
+        all_reduce sum over ["tp"] (n=4) tensor<16x512xf32>: 49152 B = 2(n-1)/n*S, S = 32768 B
+      totals:
+        all_reduce: 1, 49152 B
+        all: 1, 49152 B per device
+    ```
+  }];
+  let options = [
+    Option<"format", "format", "std::string", /*default=*/"\"text\"",
+           "Output format: text or json">,
+    Option<"output", "output", "std::string", /*default=*/"\"\"",
+           "Write the report to this file ('-' for stdout) instead of stderr">
+  ];
+}
+
 #endif // TP_DIALECT_TP_TRANSFORMS_PASSES_TD

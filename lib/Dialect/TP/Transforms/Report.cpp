@@ -1,0 +1,466 @@
+//===- Report.cpp - Print the sharding plan -------------------------------===//
+//
+// Part of tp-mlir, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// Per function with a mesh:
+//  1. Values: every tensor with its sharding (arguments from `tp.sharding`,
+//     op results from `tp.shardings`) and its bytes per device.
+//  2. Collectives: in local form the tp collectives themselves; in global
+//     form the steps each tp.reshard plans (Resharding.h). Bytes per device
+//     by the ring formulas of CostModel.h.
+//  3. Memory: argument bytes, and the peak of bytes live at once walking the
+//     program in order (a value lives from its definition to its last use).
+//
+//===----------------------------------------------------------------------===//
+
+#include "tp/Dialect/TP/Transforms/Passes.h"
+
+#include "tp/Dialect/TP/IR/TPOps.h"
+#include "tp/Dialect/TP/Transforms/CostModel.h"
+#include "tp/Dialect/TP/Transforms/Resharding.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include <map>
+
+namespace mlir::tp {
+#define GEN_PASS_DEF_REPORTPASS
+#include "tp/Dialect/TP/Transforms/Passes.h.inc"
+} // namespace mlir::tp
+
+using namespace mlir;
+using namespace mlir::tp;
+
+namespace {
+
+struct CollectiveEntry {
+  std::string kind;
+  std::string reduction;
+  SmallVector<std::string> axes;
+  int64_t groupSize;
+  std::string type;
+  double tensorBytes; // S in the formula
+  double bytes;       // sent per device
+  std::string formula;
+  std::string loc;
+};
+
+struct ValueEntry {
+  std::string name;
+  std::string type;
+  std::string sharding;
+  double bytes;
+};
+
+struct FunctionReport {
+  std::string name;
+  std::string mesh;
+  int64_t devices;
+  bool local;
+  SmallVector<ValueEntry> values;
+  SmallVector<CollectiveEntry> collectives;
+  double argumentBytes = 0;
+  double peakLiveBytes = 0;
+  SmallVector<ValueEntry> largest;
+};
+
+template <typename T> std::string str(const T &thing) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << thing;
+  return text;
+}
+
+std::string locString(Location loc) {
+  if (auto file = dyn_cast<FileLineColLoc>(loc))
+    return llvm::formatv("{0}:{1}:{2}", file.getFilename().getValue(),
+                         file.getLine(), file.getColumn());
+  return str(loc);
+}
+
+double typeBytes(RankedTensorType type) {
+  double bytes = std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+  for (int64_t size : type.getShape())
+    bytes *= ShapedType::isDynamic(size) ? 1.0 : static_cast<double>(size);
+  return bytes;
+}
+
+CollectiveKind kindOf(ReshardStep::Kind kind) {
+  switch (kind) {
+  case ReshardStep::Kind::AllReduce:
+    return CollectiveKind::AllReduce;
+  case ReshardStep::Kind::ReduceScatter:
+    return CollectiveKind::ReduceScatter;
+  case ReshardStep::Kind::AllGather:
+    return CollectiveKind::AllGather;
+  case ReshardStep::Kind::AllToAll:
+    return CollectiveKind::AllToAll;
+  case ReshardStep::Kind::AllSlice:
+  case ReshardStep::Kind::ZeroOthers:
+    return CollectiveKind::AllSlice;
+  }
+  llvm_unreachable("unknown step");
+}
+
+/// The per-device entry of one collective. `in` and `out` are the local
+/// operand and result types.
+CollectiveEntry makeEntry(CollectiveKind kind, StringRef reduction,
+                          ArrayRef<StringRef> axes, MeshOp mesh,
+                          RankedTensorType in, RankedTensorType out,
+                          Location loc) {
+  int64_t n = mesh.getGroupSize(axes);
+  double s = 0;
+  switch (kind) {
+  case CollectiveKind::AllReduce:
+  case CollectiveKind::ReduceScatter:
+  case CollectiveKind::AllSlice:
+    s = typeBytes(in);
+    break;
+  case CollectiveKind::AllGather:
+    s = typeBytes(out);
+    break;
+  case CollectiveKind::AllToAll:
+    // The whole group's tensor: each device sends (n-1)/n of its share.
+    s = typeBytes(in) * static_cast<double>(n);
+    break;
+  }
+  CollectiveEntry e;
+  e.kind = stringifyCollectiveKind(kind).str();
+  e.reduction = reduction.str();
+  for (StringRef a : axes)
+    e.axes.push_back(a.str());
+  e.groupSize = n;
+  e.type = str(in);
+  e.tensorBytes = s;
+  e.bytes = collectiveBytes(kind, n, s);
+  e.formula = collectiveFormula(kind).str();
+  e.loc = locString(loc);
+  return e;
+}
+
+FunctionReport reportFunction(FunctionOpInterface func, MeshOp mesh) {
+  FunctionReport r;
+  r.name = func.getName().str();
+  r.mesh = str(mesh.getSymName());
+  r.devices = mesh.getNumDevices();
+  r.local = func->hasAttr(TPDialect::kSpmdAttrName);
+
+  // Per-device type of a value: its own type in local form, its shard type
+  // under its sharding in global form.
+  DenseMap<Value, ShardingAttr> shardings;
+  for (auto [i, arg] : llvm::enumerate(func.getArguments()))
+    if (auto s = func.getArgAttrOfType<ShardingAttr>(
+            i, TPDialect::kShardingAttrName))
+      shardings[arg] = s;
+  func.getFunctionBody().walk([&](Operation *op) {
+    ShardingAttr own;
+    if (auto a = dyn_cast<AnnotateOp>(op))
+      own = a.getSharding();
+    else if (auto rs = dyn_cast<ReshardOp>(op))
+      own = rs.getSharding();
+    auto list = op->getAttrOfType<ArrayAttr>(TPDialect::kShardingsAttrName);
+    for (auto [i, res] : llvm::enumerate(op->getResults())) {
+      ShardingAttr s = own;
+      if (!s && list && i < list.size())
+        s = dyn_cast<ShardingAttr>(list[i]);
+      if (s)
+        shardings[res] = s;
+    }
+  });
+  auto localType = [&](Value v) -> RankedTensorType {
+    auto type = cast<RankedTensorType>(v.getType());
+    auto it = shardings.find(v);
+    if (r.local || it == shardings.end() ||
+        it->second.getRank() != static_cast<unsigned>(type.getRank()))
+      return type;
+    return type.clone(getShardShape(type.getShape(), it->second, mesh));
+  };
+
+  AsmState state(func);
+  auto nameOf = [&](Value v) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    v.printAsOperand(os, state);
+    return text;
+  };
+  auto addValue = [&](Value v) {
+    if (!isa<RankedTensorType>(v.getType()))
+      return;
+    auto it = shardings.find(v);
+    r.values.push_back(
+        {nameOf(v), str(v.getType()),
+         it != shardings.end() ? str(it->second) : "(collective step)",
+         typeBytes(localType(v))});
+  };
+  for (BlockArgument arg : func.getArguments()) {
+    addValue(arg);
+    if (isa<RankedTensorType>(arg.getType()))
+      r.argumentBytes += typeBytes(localType(arg));
+  }
+
+  // Collectives, and program order for liveness.
+  DenseMap<Value, unsigned> lastUse;
+  SmallVector<Operation *> order;
+  func.getFunctionBody().walk<WalkOrder::PreOrder>([&](Operation *op) {
+    order.push_back(op);
+    for (Value v : op->getOperands())
+      lastUse[v] = order.size() - 1;
+    // Values used inside a nested region live until the region's op ends.
+    return WalkResult::advance();
+  });
+  for (Operation *op : order) {
+    for (Value v : op->getResults())
+      addValue(v);
+    Location loc = op->getLoc();
+    auto tensor = [](Value v) { return cast<RankedTensorType>(v.getType()); };
+    SmallVector<StringRef> axes;
+    if (auto axesAttr = op->getAttrOfType<ArrayAttr>("axes"))
+      for (Attribute a : axesAttr)
+        axes.push_back(cast<StringAttr>(a).getValue());
+    if (auto c = dyn_cast<AllReduceOp>(op))
+      r.collectives.push_back(makeEntry(
+          CollectiveKind::AllReduce, stringifyReductionKind(c.getKind()), axes,
+          mesh, c.getInput().getType(), c.getType(), loc));
+    else if (auto c = dyn_cast<AllGatherOp>(op))
+      r.collectives.push_back(makeEntry(CollectiveKind::AllGather, "", axes,
+                                        mesh, c.getInput().getType(),
+                                        c.getType(), loc));
+    else if (auto c = dyn_cast<ReduceScatterOp>(op))
+      r.collectives.push_back(makeEntry(
+          CollectiveKind::ReduceScatter, stringifyReductionKind(c.getKind()),
+          axes, mesh, c.getInput().getType(), c.getType(), loc));
+    else if (auto c = dyn_cast<AllToAllOp>(op))
+      r.collectives.push_back(makeEntry(CollectiveKind::AllToAll, "", axes,
+                                        mesh, c.getInput().getType(),
+                                        c.getType(), loc));
+    else if (auto c = dyn_cast<AllSliceOp>(op))
+      r.collectives.push_back(makeEntry(CollectiveKind::AllSlice, "", axes,
+                                        mesh, c.getInput().getType(),
+                                        c.getType(), loc));
+    else if (auto rs = dyn_cast<ReshardOp>(op)) {
+      auto from = shardings.lookup(rs.getInput());
+      if (!from)
+        continue;
+      // Walk the planned steps on shard types.
+      auto globalType = tensor(rs.getInput());
+      SmallVector<int64_t> shape =
+          getShardShape(globalType.getShape(), from, mesh);
+      for (const ReshardStep &step : planReshard(from, rs.getSharding())) {
+        RankedTensorType in = globalType.clone(shape);
+        int64_t n = mesh.getGroupSize(step.axes);
+        switch (step.kind) {
+        case ReshardStep::Kind::AllGather:
+          shape[step.dim] *= n;
+          break;
+        case ReshardStep::Kind::ReduceScatter:
+        case ReshardStep::Kind::AllSlice:
+          shape[step.dim] /= n;
+          break;
+        case ReshardStep::Kind::AllToAll:
+          shape[step.dim] /= n;
+          shape[step.concatDim] *= n;
+          break;
+        default:
+          break;
+        }
+        if (step.kind == ReshardStep::Kind::ZeroOthers)
+          continue;
+        r.collectives.push_back(
+            makeEntry(kindOf(step.kind),
+                      step.kind == ReshardStep::Kind::AllReduce ||
+                              step.kind == ReshardStep::Kind::ReduceScatter
+                          ? "sum"
+                          : "",
+                      step.axes, mesh, in, globalType.clone(shape), loc));
+      }
+    }
+  }
+
+  // Peak of bytes live at once.
+  double live = r.argumentBytes, peak = live;
+  SmallVector<SmallVector<Value>> dying(order.size());
+  for (auto [v, index] : lastUse)
+    if (isa<RankedTensorType>(v.getType()))
+      dying[index].push_back(v);
+  for (auto [index, op] : llvm::enumerate(order)) {
+    for (Value v : op->getResults())
+      if (isa<RankedTensorType>(v.getType()) && lastUse.count(v))
+        live += typeBytes(localType(v));
+    peak = std::max(peak, live);
+    for (Value v : dying[index])
+      if (!isa<BlockArgument>(v))
+        live -= typeBytes(localType(v));
+  }
+  r.peakLiveBytes = peak;
+  r.largest = r.values;
+  llvm::stable_sort(r.largest, [](const ValueEntry &a, const ValueEntry &b) {
+    return a.bytes > b.bytes;
+  });
+  if (r.largest.size() > 3)
+    r.largest.resize(3);
+  return r;
+}
+
+/// Bytes as a whole number (ring formulas give fractions for odd groups).
+int64_t whole(double bytes) {
+  return static_cast<int64_t>(std::llround(bytes));
+}
+
+void printText(llvm::raw_ostream &os, const FunctionReport &r, MeshOp mesh) {
+  os << "tp-report @" << r.name << " on @" << r.mesh << " [";
+  llvm::interleaveComma(llvm::zip(mesh.getAxisNames(), mesh.getAxisSizes()), os,
+                        [&](auto pair) {
+                          os << std::get<0>(pair) << " = " << std::get<1>(pair);
+                        });
+  os << "] (" << r.devices << " devices, " << (r.local ? "local" : "global")
+     << " form)\n";
+  os << "  values:\n";
+  for (const ValueEntry &v : r.values)
+    os << llvm::formatv("    {0} : {1} {2} ({3} B per device)\n", v.name,
+                        v.type, v.sharding, whole(v.bytes));
+  os << "  collectives:\n";
+  if (r.collectives.empty())
+    os << "    (none)\n";
+  std::map<std::string, std::pair<int, double>> totals;
+  double all = 0;
+  for (const CollectiveEntry &c : r.collectives) {
+    os << "    " << c.kind << (c.reduction.empty() ? "" : " " + c.reduction)
+       << " over [";
+    llvm::interleaveComma(c.axes, os,
+                          [&](const std::string &a) { os << '"' << a << '"'; });
+    os << llvm::formatv("] (n={0}) {1}: {2} B = {3}, S = {4} B  at {5}\n",
+                        c.groupSize, c.type, whole(c.bytes), c.formula,
+                        whole(c.tensorBytes), c.loc);
+    totals[c.kind].first += 1;
+    totals[c.kind].second += c.bytes;
+    all += c.bytes;
+  }
+  os << "  totals:\n";
+  for (auto &[kind, t] : totals)
+    os << llvm::formatv("    {0}: {1}, {2} B\n", kind, t.first,
+                        whole(t.second));
+  os << llvm::formatv("    all: {0}, {1} B per device\n", r.collectives.size(),
+                      whole(all));
+  os << "  memory per device:\n";
+  os << llvm::formatv("    arguments: {0} B\n", whole(r.argumentBytes));
+  os << llvm::formatv("    peak live tensors: {0} B\n", whole(r.peakLiveBytes));
+  for (const ValueEntry &v : r.largest)
+    os << llvm::formatv("    largest: {0} : {1} ({2} B)\n", v.name, v.type,
+                        whole(v.bytes));
+}
+
+llvm::json::Value toJson(const FunctionReport &r) {
+  llvm::json::Array values, collectives, largest;
+  for (const ValueEntry &v : r.values)
+    values.push_back(llvm::json::Object{{"name", v.name},
+                                        {"type", v.type},
+                                        {"sharding", v.sharding},
+                                        {"bytes_per_device", v.bytes}});
+  std::map<std::string, std::pair<int64_t, double>> totals;
+  double all = 0;
+  for (const CollectiveEntry &c : r.collectives) {
+    llvm::json::Array axes;
+    for (const std::string &a : c.axes)
+      axes.push_back(a);
+    collectives.push_back(llvm::json::Object{{"kind", c.kind},
+                                             {"reduction", c.reduction},
+                                             {"axes", std::move(axes)},
+                                             {"group_size", c.groupSize},
+                                             {"type", c.type},
+                                             {"S", c.tensorBytes},
+                                             {"bytes_per_device", c.bytes},
+                                             {"formula", c.formula},
+                                             {"loc", c.loc}});
+    totals[c.kind].first += 1;
+    totals[c.kind].second += c.bytes;
+    all += c.bytes;
+  }
+  llvm::json::Object totalsJson;
+  for (auto &[kind, t] : totals)
+    totalsJson[kind] =
+        llvm::json::Object{{"count", t.first}, {"bytes_per_device", t.second}};
+  totalsJson["all"] =
+      llvm::json::Object{{"count", static_cast<int64_t>(r.collectives.size())},
+                         {"bytes_per_device", all}};
+  for (const ValueEntry &v : r.largest)
+    largest.push_back(llvm::json::Object{
+        {"name", v.name}, {"type", v.type}, {"bytes", v.bytes}});
+  return llvm::json::Object{
+      {"function", r.name},
+      {"mesh", r.mesh},
+      {"devices", r.devices},
+      {"form", r.local ? "local" : "global"},
+      {"values", std::move(values)},
+      {"collectives", std::move(collectives)},
+      {"totals", std::move(totalsJson)},
+      {"memory", llvm::json::Object{{"argument_bytes", r.argumentBytes},
+                                    {"peak_live_bytes", r.peakLiveBytes},
+                                    {"largest", std::move(largest)}}}};
+}
+
+struct ReportPass : public tp::impl::ReportPassBase<ReportPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (format != "text" && format != "json") {
+      module.emitError() << "tp-report: unknown format '" << format
+                         << "'; expected 'text' or 'json'";
+      return signalPassFailure();
+    }
+    SymbolTableCollection symbols;
+    std::vector<std::pair<FunctionReport, MeshOp>> reports;
+    for (auto func : module.getOps<FunctionOpInterface>()) {
+      if (func.isExternal())
+        continue;
+      // The function's mesh: tp.spmd, else the first sharding's.
+      FlatSymbolRefAttr ref =
+          func->getAttrOfType<FlatSymbolRefAttr>(TPDialect::kSpmdAttrName);
+      for (unsigned i = 0; i < func.getNumArguments() && !ref; ++i)
+        if (auto s = func.getArgAttrOfType<ShardingAttr>(
+                i, TPDialect::kShardingAttrName))
+          ref = s.getMesh();
+      if (!ref)
+        continue;
+      auto mesh = symbols.lookupNearestSymbolFrom<MeshOp>(func, ref.getAttr());
+      if (!mesh)
+        continue;
+      reports.push_back({reportFunction(func, mesh), mesh});
+    }
+
+    std::string error;
+    std::unique_ptr<llvm::ToolOutputFile> file;
+    llvm::raw_ostream *os = &llvm::errs();
+    if (!output.empty()) {
+      file = openOutputFile(output, &error);
+      if (!file) {
+        module.emitError() << "tp-report: cannot write '" << output
+                           << "': " << error;
+        return signalPassFailure();
+      }
+      os = &file->os();
+    }
+    if (format == "json") {
+      llvm::json::Array functions;
+      for (auto &[r, mesh] : reports)
+        functions.push_back(toJson(r));
+      *os << llvm::formatv("{0:2}\n",
+                           llvm::json::Value(llvm::json::Object{
+                               {"functions", std::move(functions)}}));
+    } else {
+      for (auto &[r, mesh] : reports)
+        printText(*os, r, mesh);
+    }
+    if (file)
+      file->keep();
+    markAllAnalysesPreserved();
+  }
+};
+
+} // namespace
