@@ -12,7 +12,7 @@ tp.mesh @world ["tp" = 4]
 // CHECK-SAME: attributes {tp.spmd = @world}
 // CHECK-NOT: tp.reshard
 // CHECK-NOT: tp.annotate
-// CHECK: %[[R:.*]] = tp.all_reduce sum %{{.*}} over @world ["tp"] : tensor<16x512xf32>
+// CHECK: %[[R:.*]] = tp.all_reduce sum %{{.*}} over @world ["tp"] {{.*}}: tensor<16x512xf32>
 // CHECK-NEXT: return %[[R]]
 func.func @mlp(%x: tensor<16x512xf32>,
                %w1: tensor<512x2048xf32> {tp.sharding = #tp.sharding<@world, [{}, {"tp"}]>},

@@ -30,7 +30,7 @@ func.func @mlp(%x: tensor<16x512xf32> {tp.sharding = #tp.sharding<@world, [{}, {
   %a2 = linalg.fill {tp.shardings = [#tp.sharding<@world, [{}, {}]>]} ins(%zero : f32) outs(%e2 : tensor<16x512xf32>) -> tensor<16x512xf32>
   // CHECK: %[[Y:.*]] = linalg.matmul {{.*}} ins(%[[G]], %[[W2]] : tensor<16x512xf32>, tensor<512x512xf32>) outs(%{{.*}} : tensor<16x512xf32>)
   %y = linalg.matmul {tp.shardings = [#tp.sharding<@world, [{}, {}], partial = ["tp"]>]} ins(%ga, %w2 : tensor<16x2048xf32>, tensor<2048x512xf32>) outs(%a2 : tensor<16x512xf32>) -> tensor<16x512xf32>
-  // CHECK: %[[R:.*]] = tp.all_reduce sum %[[Y]] over @world ["tp"] : tensor<16x512xf32>
+  // CHECK: %[[R:.*]] = tp.all_reduce sum %[[Y]] over @world ["tp"] {{.*}}: tensor<16x512xf32>
   %r = tp.reshard %y <@world, [{}, {}]> : tensor<16x512xf32>
   // CHECK: return %[[R]] : tensor<16x512xf32>
   return %r : tensor<16x512xf32>
