@@ -192,7 +192,8 @@ LogicalResult FunctionPartitioner::partitionLinalg(linalg::LinalgOp op) {
     }
   if (!partial.empty()) {
     for (OpOperand &init : op.getDpsInitsMutable()) {
-      if (isZeroFill(init.get()))
+      // Only an init the body reads adds to the result.
+      if (!op.payloadUsesValueFromOperand(&init) || isZeroFill(init.get()))
         continue;
       ReshardStep step{ReshardStep::Kind::ZeroOthers, partial};
       Value zeroed = emitReshardSteps(b, loc, init.get(), mesh, step);

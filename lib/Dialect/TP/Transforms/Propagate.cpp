@@ -687,14 +687,42 @@ LogicalResult FunctionPropagator::finalize() {
         break;
       }
     rematerializedFor = resultOrigins.lookup(op);
+    // Pending sums flow on through ops linear in them (same split, same
+    // pending axes); any other use reduces them first.
+    SmallVector<Sharding> implied;
+    SmallVector<bool> partialIn(op->getNumOperands(), false);
+    std::optional<AxisList> pending;
+    bool samePending = true;
     for (auto [use, tf] : llvm::zip(op->getOpOperands(), rule->getOperands())) {
-      if (!isTensor(use.get()))
-        continue;
-      FailureOr<Sharding> s = compose(tf, *rule, decision, false);
+      FailureOr<Sharding> s = isTensor(use.get())
+                                  ? compose(tf, *rule, decision, false)
+                                  : FailureOr<Sharding>(Sharding());
       if (failed(s))
         return op->emitOpError(
             "internal error: inexpressible operand sharding");
-      require(use, *s);
+      implied.push_back(*s);
+      if (!isTensor(use.get()))
+        continue;
+      Sharding have = finalOf(use.get());
+      if (have.partial.empty() || have.dims != s->dims)
+        continue;
+      partialIn[use.getOperandNumber()] = true;
+      if (pending && *pending != have.partial)
+        samePending = false;
+      pending = have.partial;
+    }
+    AxisList passedPartial;
+    if (pending && samePending && isLinearIn(op, partialIn))
+      passedPartial = *pending;
+    else
+      partialIn.assign(partialIn.size(), false);
+    for (OpOperand &use : op->getOpOperands()) {
+      if (!isTensor(use.get()))
+        continue;
+      Sharding target = implied[use.getOperandNumber()];
+      if (partialIn[use.getOperandNumber()])
+        target.partial = passedPartial;
+      require(use, target);
     }
     for (auto [result, tf] : llvm::zip(op->getResults(), rule->getResults())) {
       if (!isTensor(result))
@@ -702,6 +730,9 @@ LogicalResult FunctionPropagator::finalize() {
       FailureOr<Sharding> s = compose(tf, *rule, decision, true);
       if (failed(s))
         return op->emitOpError("internal error: inexpressible result sharding");
+      for (StringRef axis : passedPartial)
+        if (!llvm::is_contained(s->partial, axis))
+          s->partial.push_back(axis);
       finals[result] = *s;
     }
   }

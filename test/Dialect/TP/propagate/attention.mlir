@@ -4,8 +4,8 @@
 // Tests self-attention as exports write it (heads merged into the batch for
 // linalg.batch_matmul) with Q, K, V weights split by columns: after the
 // reshapes are folded, heads stay split through both contractions and the
-// softmax, the output projection is split by rows, and its partial result is
-// the one reshard (the all-reduce). Without folding, the merged [B*H] batch
+// softmax, the output projection is split by rows, and its partial result
+// (reshaped, still partial) is the one reshard (the all-reduce). Without folding, the merged [B*H] batch
 // cannot carry the head split and the heads are gathered.
 
 // CHECK-LABEL: func.func @attention
@@ -16,7 +16,9 @@
 // CHECK: linalg.softmax {tp.shardings = [#tp.sharding<@world, [{}, {"tp"}, {}, {}]>]} dimension(3)
 // CHECK: %[[P:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]
 // CHECK-SAME: tp.shardings = [#tp.sharding<@world, [{}, {}, {}], partial = ["tp"]>]
-// CHECK: tp.reshard %[[P]] <@world, [{}, {}, {}]>
+// The partial sum flows unreduced through the (linear) final reshape.
+// CHECK: %[[C:.*]] = tensor.collapse_shape %[[P]] {{.*}}partial = ["tp"]
+// CHECK: tp.reshard %[[C]] <@world, [{}, {}]>
 // CHECK-NOT: tp.reshard
 
 // NOFOLD-LABEL: func.func @attention

@@ -26,6 +26,15 @@ void registerShardingRuleModels(DialectRegistry &registry);
 /// The rule of `op`, or failure when it has none.
 FailureOr<ShardingRule> getShardingRule(Operation *op);
 
+/// True when `op`'s results are linear in the operands marked in `partial`
+/// taken together (the others held fixed): f(sum_i x_i, c) = sum_i f(x_i, c).
+/// Then pending sums may flow through `op` unreduced. Known from structure:
+/// reshapes, transposes and extract_slice of a partial value; addf/subf of
+/// two partials; mulf by, and divf by, a non-partial value; negf; and
+/// linalg ops whose bodies combine their partial inputs only that way
+/// (matmul with one partial operand accumulates linearly).
+bool isLinearIn(Operation *op, ArrayRef<bool> partial);
+
 } // namespace tp
 } // namespace mlir
 

@@ -75,7 +75,10 @@ def PropagatePass : Pass<"tp-propagate", "::mlir::ModuleOp"> {
     shardings disagree at an op, the op's factor shardings are chosen by a
     communication cost model (bytes each device sends, ring formulas) and a
     `tp.reshard` is inserted on every operand that arrives in another
-    sharding. Splitting a reduction factor leaves the op's results partial.
+    sharding. Splitting a reduction factor leaves the op's results partial;
+    a partial value flows on through ops linear in it (reshapes, transposes,
+    sums of partials, scaling by replicated values, a matmul with one partial
+    operand) and is reduced before any other use.
 
     The result: every op yielding tensors carries `tp.shardings`, open
     function arguments and results get their chosen `tp.sharding`, and
