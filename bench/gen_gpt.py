@@ -10,13 +10,18 @@ output projections, biases, layernorms, activations) is left to propagation. The
 output is constrained replicated. Activations are [T, E] with T = batch * seq tokens; the
 attention contractions are linalg.generic ops with batch and head dimensions.
 
-usage: gen_gpt.py [--layers N] [--batch B] [--seq S] [--embed E] [--heads H] [--tp P] [--bert]
+With --upstream, the same model is annotated for upstream MLIR's `shard` dialect instead
+(`shard.grid`, `shard.sharding`, `shard.shard ... annotate_for_users` on the same weights
+and on the output), for side-by-side runs of its sharding-propagation and shard-partition.
+
+usage: gen_gpt.py [--layers N] [--batch B] [--seq S] [--embed E] [--heads H] [--tp P]
+                  [--bert] [--upstream]
 """
 
 import argparse
 
 
-def block(l, x, B, S, E, H, F, bert=False):
+def block(l, x, B, S, E, H, F, bert=False, attention=True):
     """Emits layer l reading activation x; returns its lines and its output."""
     D = E // H
     T = B * S
@@ -74,8 +79,35 @@ def block(l, x, B, S, E, H, F, bert=False):
         emit(f"  }} -> tensor<{T}x{n}xf32>")
 
     def residual(name, p, q):
-        emit(f"  {a}{name} = arith.addf {p}, {q} : {t}")
+        emit(f"  {a}{name}_e = tensor.empty() : {t}")
+        emit(f"  {a}{name} = linalg.add ins({p}, {q} : {t}, {t}) outs({a}{name}_e : {t}) -> {t}")
 
+    def gelu():
+        ft = f"tensor<{T}x{F}xf32>"
+        emit(f"  {a}ge = tensor.empty() : {ft}")
+        emit(f"  {a}g = linalg.generic {{indexing_maps = [#tok_e, #tok_e], iterator_types = [\"parallel\", \"parallel\"]}}"
+             f" ins({a}fc : {ft}) outs({a}ge : {ft}) {{")
+        emit("    ^bb0(%v: f32, %o: f32):")
+        emit("      %v2 = arith.mulf %v, %v : f32")
+        emit("      %v3 = arith.mulf %v2, %v : f32")
+        emit("      %i1 = arith.mulf %v3, %gelu_c : f32")
+        emit("      %i2 = arith.addf %v, %i1 : f32")
+        emit("      %i3 = arith.mulf %i2, %gelu_k : f32")
+        emit("      %th = math.tanh %i3 : f32")
+        emit("      %t1 = arith.addf %th, %one : f32")
+        emit("      %hv = arith.mulf %v, %half : f32")
+        emit("      %r = arith.mulf %hv, %t1 : f32")
+        emit("      linalg.yield %r : f32")
+        emit(f"  }} -> {ft}")
+
+    if not attention:
+        # Layernorm + MLP + residual only (what upstream's shard dialect can run).
+        layernorm("ln2", x, f"{a}ln2_g", f"{a}ln2_b")
+        linear("fc", f"{a}ln2", f"{a}w1", f"{a}b1", F, E)
+        gelu()
+        linear("proj", f"{a}g", f"{a}w2", f"{a}b2", E, F)
+        residual("out", x, f"{a}proj")
+        return lines, f"{a}out"
     # GPT-2 normalizes before each sublayer; BERT after each residual.
     attn_in = x if bert else f"{a}ln1"
     if not bert:
@@ -128,34 +160,23 @@ def block(l, x, B, S, E, H, F, bert=False):
         layernorm("ln2", f"{a}r1", f"{a}ln2_g", f"{a}ln2_b")
         mlp_in = f"{a}ln2"
     linear("fc", mlp_in, f"{a}w1", f"{a}b1", F, E)
-    ft = f"tensor<{T}x{F}xf32>"
-    emit(f"  {a}ge = tensor.empty() : {ft}")
-    emit(f"  {a}g = linalg.generic {{indexing_maps = [#tok_e, #tok_e], iterator_types = [\"parallel\", \"parallel\"]}}"
-         f" ins({a}fc : {ft}) outs({a}ge : {ft}) {{")
-    emit("    ^bb0(%v: f32, %o: f32):")
-    emit("      %v2 = arith.mulf %v, %v : f32")
-    emit("      %v3 = arith.mulf %v2, %v : f32")
-    emit("      %i1 = arith.mulf %v3, %gelu_c : f32")
-    emit("      %i2 = arith.addf %v, %i1 : f32")
-    emit("      %i3 = arith.mulf %i2, %gelu_k : f32")
-    emit("      %th = math.tanh %i3 : f32")
-    emit("      %t1 = arith.addf %th, %one : f32")
-    emit("      %hv = arith.mulf %v, %half : f32")
-    emit("      %r = arith.mulf %hv, %t1 : f32")
-    emit("      linalg.yield %r : f32")
-    emit(f"  }} -> {ft}")
+    gelu()
     linear("proj", f"{a}g", f"{a}w2", f"{a}b2", E, F)
     if bert:
-        emit(f"  {a}r2 = arith.addf {mlp_in}, {a}proj : {t}")
+        residual("r2", mlp_in, f"{a}proj")
         layernorm("ln2", f"{a}r2", f"{a}ln2_g", f"{a}ln2_b")
         return lines, f"{a}ln2"
-    emit(f"  %l{l}_out = arith.addf {a}r1, {a}proj : {t}")
-    return lines, f"%l{l}_out"
+    residual("out", f"{a}r1", f"{a}proj")
+    return lines, f"{a}out"
 
 
-def params(l, E, F):
+def params(l, E, F, attention=True):
     a = f"%l{l}_"
     col = '{tp.sharding = #tp.sharding<@world, [{}, {"tp"}]>}'
+    if not attention:
+        return [(f"{a}ln2_g", f"tensor<{E}xf32>", ""), (f"{a}ln2_b", f"tensor<{E}xf32>", ""),
+                (f"{a}w1", f"tensor<{E}x{F}xf32>", " " + col), (f"{a}b1", f"tensor<{F}xf32>", ""),
+                (f"{a}w2", f"tensor<{F}x{E}xf32>", ""), (f"{a}b2", f"tensor<{E}xf32>", "")]
     ps = [(f"{a}ln1_g", f"tensor<{E}xf32>", ""), (f"{a}ln1_b", f"tensor<{E}xf32>", "")]
     for p in "qkv":
         ps += [(f"{a}w{p}", f"tensor<{E}x{E}xf32>", " " + col), (f"{a}b{p}", f"tensor<{E}xf32>", "")]
@@ -175,13 +196,19 @@ def main():
     ap.add_argument("--heads", type=int, default=4)
     ap.add_argument("--tp", type=int, default=2)
     ap.add_argument("--bert", action="store_true")
+    ap.add_argument("--no-attention", action="store_true",
+                    help="layernorm + MLP + residual blocks only")
+    ap.add_argument("--upstream", action="store_true",
+                    help="annotate for upstream MLIR's shard dialect")
     args = ap.parse_args()
     B, S, E, H, N = args.batch, args.seq, args.embed, args.heads, args.layers
     F = 4 * E
     T = B * S
     out = []
     out.append("// Generated by bench/gen_gpt.py: "
-               f"--layers {N} --batch {B} --seq {S} --embed {E} --heads {H} --tp {args.tp}")
+               f"--layers {N} --batch {B} --seq {S} --embed {E} --heads {H} --tp {args.tp}"
+               + (" --no-attention" if args.no_attention else "") + (" --bert" if args.bert else "")
+               + (" --upstream" if args.upstream else ""))
     out.append("#tok_e = affine_map<(t, e) -> (t, e)>")
     out.append("#tok = affine_map<(t, e) -> (t)>")
     out.append("#emb = affine_map<(t, e) -> (e)>")
@@ -194,14 +221,32 @@ def main():
     out.append("#ctx_p = affine_map<(b, i, h, d, j) -> (b, h, i, j)>")
     out.append("#ctx_v = affine_map<(b, i, h, d, j) -> (b, j, h, d)>")
     out.append("#ctx_c = affine_map<(b, i, h, d, j) -> (b, i, h, d)>")
-    out.append(f'tp.mesh @world ["tp" = {args.tp}]')
+    if args.upstream:
+        out.append(f"shard.grid @world(shape = {args.tp})")
+    else:
+        out.append(f'tp.mesh @world ["tp" = {args.tp}]')
     mask = f"tensor<{B}x{S}xf32>" if args.bert else f"tensor<{S}x{S}xf32>"
-    args_txt = [f"%x: tensor<{T}x{E}xf32>", f"%mask: {mask}"]
+    attention = not args.no_attention
+    args_txt = [f"%x: tensor<{T}x{E}xf32>"] + ([f"%mask: {mask}"] if attention else [])
+    annotated = []
     for l in range(N):
-        args_txt += [f"{n}: {ty}{attr}" for n, ty, attr in params(l, E, F)]
+        for n, ty, attr in params(l, E, F, attention):
+            if args.upstream and attr:
+                # The weight arrives as `<name>_arg` and is annotated in the body.
+                args_txt.append(f"{n}_arg: {ty}")
+                annotated.append((n, ty))
+            else:
+                args_txt.append(f"{n}: {ty}{attr}")
     name = "bert" if args.bert else "gpt"
     out.append(f"func.func @{name}(" + ",\n    ".join(args_txt) + ")")
-    out.append(f'    -> (tensor<{T}x{E}xf32> {{tp.sharding = #tp.sharding<@world, [{{}}, {{}}]>}}) {{')
+    if args.upstream:
+        out.append(f"    -> tensor<{T}x{E}xf32> {{")
+        out.append("  %col = shard.sharding @world split_axes = [[], [0]] : !shard.sharding")
+        out.append("  %rep = shard.sharding @world split_axes = [[], []] : !shard.sharding")
+        for n, ty in annotated:
+            out.append(f"  {n} = shard.shard {n}_arg to %col annotate_for_users : {ty}")
+    else:
+        out.append(f'    -> (tensor<{T}x{E}xf32> {{tp.sharding = #tp.sharding<@world, [{{}}, {{}}]>}}) {{')
     out.append("  %zero = arith.constant 0.0 : f32")
     out.append("  %one = arith.constant 1.0 : f32")
     out.append("  %half = arith.constant 0.5 : f32")
@@ -212,8 +257,11 @@ def main():
     out.append("  %gelu_k = arith.constant 0.7978846 : f32")
     x = "%x"
     for l in range(N):
-        lines, x = block(l, x, B, S, E, H, F, args.bert)
+        lines, x = block(l, x, B, S, E, H, F, args.bert, attention)
         out += lines
+    if args.upstream:
+        out.append(f"  %result = shard.shard {x} to %rep : tensor<{T}x{E}xf32>")
+        x = "%result"
     out.append(f"  return {x} : tensor<{T}x{E}xf32>")
     out.append("}")
     print("\n".join(out))

@@ -63,6 +63,17 @@ struct SoftmaxThroughCollapse : public OpRewritePattern<linalg::SoftmaxOp> {
 struct FoldReshapesPass
     : public tp::impl::FoldReshapesPassBase<FoldReshapesPass> {
   void runOnOperation() override {
+    // Nothing to fold without reshapes; skip the rewrite driver's walk.
+    bool hasReshape = false;
+    getOperation()->walk([&](Operation *op) {
+      if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(op)) {
+        hasReshape = true;
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (!hasReshape)
+      return markAllAnalysesPreserved();
     MLIRContext *ctx = &getContext();
     RewritePatternSet patterns(ctx);
     linalg::populateFoldReshapeOpsByExpansionPatterns(

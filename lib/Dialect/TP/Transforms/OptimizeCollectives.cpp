@@ -113,11 +113,31 @@ struct OptimizeCollectivesPass
     : public tp::impl::OptimizeCollectivesPassBase<OptimizeCollectivesPass> {
   void runOnOperation() override {
     mergeDuplicates(getOperation());
+    // The patterns only match at collectives: apply them to those (and to
+    // what they create) rather than walking every op with a rewrite driver.
+    SmallVector<Operation *> collectives;
+    getOperation()->walk([&](Operation *op) {
+      if (isCollective(op))
+        collectives.push_back(op);
+    });
+    if (collectives.empty())
+      return markAllAnalysesPreserved();
     RewritePatternSet patterns(&getContext());
     patterns.add<AllReduceThenSlice, GatherThenSlice, SliceThenGather>(
         &getContext());
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
-      return signalPassFailure();
+    GreedyRewriteConfig config;
+    config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
+    (void)applyOpPatternsGreedily(collectives, std::move(patterns), config);
+    // Collectives nobody reads.
+    for (bool changed = true; changed;) {
+      changed = false;
+      getOperation()->walk([&](Operation *op) {
+        if (isCollective(op) && op->use_empty()) {
+          op->erase();
+          changed = true;
+        }
+      });
+    }
   }
 };
 
