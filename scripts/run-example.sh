@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The main job, for now: installs what is missing, builds tp-opt, and runs it on the
-# example MLP in examples/ (global form, one weight annotated): tp-opt parses it, verifies
-# every sharding against its mesh and tensor types, and prints the verified module.
-# Later stages grow this into propagate + partition + compile + run on simulated devices.
+# The main job, for now: installs what is missing, builds tp-opt, and compiles the example
+# MLP in examples/ (global form, one weight annotated) for its 4-device mesh: --tp-spmd
+# propagates the shardings (Megatron's plan), partitions the program into what each device
+# runs, and --tp-report prints the plan (shardings, collectives and their bytes, memory).
+# The next stage runs the result on simulated devices.
 #
 #   scripts/run-example.sh [examples/<model>.mlir]
 set -euo pipefail
@@ -17,5 +18,5 @@ cmake -G Ninja -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release >"$build/config
   || { cat "$build/configure.log" >&2; exit 1; }
 ninja -C "$build" tp-opt >/dev/null
 
-echo "== tp-opt $(basename "$model") (parsed, verified, printed) =="
-"$build/bin/tp-opt" "$model"
+echo "== per-device program: tp-opt $(basename "$model") --tp-spmd =="
+"$build/bin/tp-opt" "$model" --tp-spmd --tp-report=output=-
