@@ -4,6 +4,7 @@ that tp-opt never crashes or hangs: each input either verifies (exit 0) or gets 
 diagnostic with a location (`file:line:col: error:`) and exit code 1.
 
 usage: robustness.py TP_OPT INPUT.mlir WORKDIR [--step N] [--garbles N] [--seed S]
+                     [--pass-args "--tp-spmd ..."]
 """
 
 import argparse
@@ -36,16 +37,22 @@ def variants(text, step, garbles, seed):
         yield f"garbling #{n}", "".join(chars)
 
 
-def check(tp_opt, path, label):
+def check(tp_opt, path, label, extra):
     try:
-        proc = subprocess.run([tp_opt, path], capture_output=True, text=True, timeout=60)
+        proc = subprocess.run([tp_opt, path] + extra, capture_output=True, text=True,
+                              timeout=60)
     except subprocess.TimeoutExpired:
         return f"{label}: tp-opt hung (no exit within 60 s)"
     if proc.returncode == 0:
         return None
     if proc.returncode != 1:
         return f"{label}: exit code {proc.returncode} (a crash?)\n{proc.stderr[-2000:]}"
-    located = re.compile(re.escape(path) + r":\d+:\d+: error: ")
+    # Parse errors point into the variant; a pass may also report at an op
+    # whose location it built.
+    where = re.escape(path) + r":\d+:\d+"
+    if extra:
+        where = "(" + where + r"|loc\(.*\)|<unknown>)"
+    located = re.compile(where + r": error: ")
     if not located.search(proc.stderr):
         return f"{label}: exit 1 without a located error\n{proc.stderr[-2000:]}"
     return None
@@ -59,6 +66,8 @@ def main():
     parser.add_argument("--step", type=int, default=7)
     parser.add_argument("--garbles", type=int, default=150)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--pass-args", default="",
+                        help="passes to run on every variant that parses")
     args = parser.parse_args()
 
     text = open(args.input).read()
@@ -72,7 +81,8 @@ def main():
         jobs.append((path, label))
 
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        problems = [p for p in pool.map(lambda j: check(args.tp_opt, *j), jobs) if p]
+        extra = args.pass_args.split()
+        problems = [p for p in pool.map(lambda j: check(args.tp_opt, *j, extra), jobs) if p]
     for problem in problems:
         print(problem)
     print(f"{len(jobs)} variants, {len(problems)} problems")
