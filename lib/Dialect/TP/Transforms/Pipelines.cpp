@@ -18,6 +18,7 @@ void mlir::tp::buildSPMDPipeline(OpPassManager &pm,
   PropagatePassOptions propagate;
   propagate.replicateOpenBoundaries = options.replicateOpenBoundaries;
   propagate.recordOrigins = options.recordOrigins;
+  propagate.sequenceParallel = options.sequenceParallel;
   pm.addPass(createPropagatePass(propagate));
   pm.addPass(createPartitionPass());
   pm.addPass(createOptimizeCollectivesPass());

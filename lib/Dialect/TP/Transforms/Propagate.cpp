@@ -185,6 +185,13 @@ private:
   void enqueueNeighbours(Value v);
 
   Value reshardTo(Value v, const Sharding &target);
+  /// Sequence parallelism: an op about to reduce a pending sum computes on
+  /// tokens split over the sum's axes instead (the reduction becomes a
+  /// reduce_scatter; the tokens are gathered where a split weight needs
+  /// them whole).
+  bool splitTokensOfReduction(Operation *op, const ShardingRule &rule,
+                              Decision &decision,
+                              function_ref<Sharding(Value)> finalOf);
   Value rematerialize(Value v, const Sharding &target);
 
   FunctionOpInterface func;
@@ -393,12 +400,40 @@ FunctionPropagator::decide(Operation *op, const ShardingRule &rule,
     if (!ShapedType::isDynamic(rule.getFactorSize(f)))
       iterationPoints *= static_cast<double>(rule.getFactorSize(f));
 
-  Decision decision(numFactors);
-  llvm::StringSet<> used;
-  for (unsigned f = 0; f < numFactors; ++f) {
-    if (rule.getFactorKind(f) == FactorKind::NeedReplication)
-      continue;
-    // Proposals: every distinct non-empty list a tensor puts on f.
+  // Cost of giving factor f the axes of `c`: gathering the axes a tensor
+  // loses (slicing is free), repeating work that is not split, and for a
+  // reduction factor, reducing the partial results afterwards.
+  auto cost = [&](unsigned f, ArrayRef<StringRef> axes) {
+    double total = 0;
+    for (const Entry &e : entries) {
+      if (!e.sharding)
+        continue;
+      ArrayRef<StringRef> have = e.projected[f];
+      size_t common = 0;
+      while (common < have.size() && common < axes.size() &&
+             have[common] == axes[common])
+        ++common;
+      ArrayRef<StringRef> lost = have.drop_front(common);
+      if (lost.empty())
+        continue;
+      int64_t n = groupSize(lost);
+      total += collectiveBytes(CollectiveKind::AllGather, n,
+                               localBytes(e.value, *e.sharding) * n);
+    }
+    total += kBytesPerIterationPoint * iterationPoints /
+             static_cast<double>(groupSize(axes));
+    if (rule.getFactorKind(f) == FactorKind::Reduction && !axes.empty())
+      for (const Entry &e : entries)
+        if (e.isResult)
+          total += collectiveBytes(
+              CollectiveKind::AllReduce, groupSize(axes),
+              localBytes(e.value,
+                         e.sharding ? *e.sharding : Sharding::replicated(0)));
+    return total;
+  };
+  // Proposals for f: every distinct non-empty list a tensor puts on it, and
+  // nothing.
+  auto proposals = [&](unsigned f, const llvm::StringSet<> &used) {
     SmallVector<Candidate> candidates = {{}};
     for (const Entry &e : entries) {
       if (!e.sharding || e.projected[f].empty())
@@ -411,42 +446,14 @@ FunctionPropagator::decide(Operation *op, const ShardingRule &rule,
           }))
         candidates.push_back({e.projected[f], e.origin});
     }
-    // Cost: gathering the axes a tensor loses (slicing is free), and for a
-    // reduction factor, reducing the partial results afterwards.
-    auto cost = [&](const Candidate &c) {
-      double total = 0;
-      for (const Entry &e : entries) {
-        if (!e.sharding)
-          continue;
-        ArrayRef<StringRef> have = e.projected[f];
-        size_t common = 0;
-        while (common < have.size() && common < c.axes.size() &&
-               have[common] == c.axes[common])
-          ++common;
-        ArrayRef<StringRef> lost = have.drop_front(common);
-        if (lost.empty())
-          continue;
-        int64_t n = groupSize(lost);
-        total += collectiveBytes(CollectiveKind::AllGather, n,
-                                 localBytes(e.value, *e.sharding) * n);
-      }
-      // Work that is not split is repeated: the op's iteration points over
-      // the factor's split.
-      total += kBytesPerIterationPoint * iterationPoints /
-               static_cast<double>(groupSize(c.axes));
-      if (rule.getFactorKind(f) == FactorKind::Reduction && !c.axes.empty())
-        for (const Entry &e : entries)
-          if (e.isResult)
-            total += collectiveBytes(
-                CollectiveKind::AllReduce, groupSize(c.axes),
-                localBytes(e.value,
-                           e.sharding ? *e.sharding : Sharding::replicated(0)));
-      return total;
-    };
+    return candidates;
+  };
+  auto pick = [&](unsigned f, ArrayRef<Candidate> candidates,
+                  double &bestCost) {
     const Candidate *best = &candidates.front();
-    double bestCost = cost(*best);
-    for (const Candidate &c : llvm::drop_begin(candidates)) {
-      double c0 = cost(c);
+    bestCost = cost(f, best->axes);
+    for (const Candidate &c : candidates.drop_front()) {
+      double c0 = cost(f, c.axes);
       // Ties go to more parallelism.
       if (c0 < bestCost - 1e-9 ||
           (c0 <= bestCost + 1e-9 && c.axes.size() > best->axes.size())) {
@@ -454,8 +461,34 @@ FunctionPropagator::decide(Operation *op, const ShardingRule &rule,
         bestCost = c0;
       }
     }
-    decision[f] = *best;
-    for (StringRef a : best->axes)
+    return *best;
+  };
+
+  // A mesh axis can split one factor only. Factors that would lose most by
+  // not getting their best proposal choose first (a column-split weight
+  // keeps its axis; a cheaply gathered activation gives it up).
+  SmallVector<unsigned> order;
+  SmallVector<double> regret(numFactors, 0);
+  llvm::StringSet<> none;
+  for (unsigned f = 0; f < numFactors; ++f) {
+    if (rule.getFactorKind(f) == FactorKind::NeedReplication)
+      continue;
+    SmallVector<Candidate> candidates = proposals(f, none);
+    double bestCost;
+    pick(f, candidates, bestCost);
+    regret[f] = cost(f, {}) - bestCost;
+    order.push_back(f);
+  }
+  llvm::stable_sort(
+      order, [&](unsigned a, unsigned b) { return regret[a] > regret[b]; });
+
+  Decision decision(numFactors);
+  llvm::StringSet<> used;
+  for (unsigned f : order) {
+    SmallVector<Candidate> candidates = proposals(f, used);
+    double bestCost;
+    decision[f] = pick(f, candidates, bestCost);
+    for (StringRef a : decision[f].axes)
       used.insert(a);
   }
 
@@ -590,6 +623,38 @@ Value FunctionPropagator::reshardTo(Value v, const Sharding &target) {
   return r;
 }
 
+bool FunctionPropagator::splitTokensOfReduction(
+    Operation *op, const ShardingRule &rule, Decision &decision,
+    function_ref<Sharding(Value)> finalOf) {
+  llvm::StringSet<> used;
+  for (const Candidate &c : decision)
+    for (StringRef a : c.axes)
+      used.insert(a);
+  for (auto [operand, tf] : llvm::zip(op->getOperands(), rule.getOperands())) {
+    if (!isTensor(operand))
+      continue;
+    AxisList pending = finalOf(operand).partial;
+    if (pending.empty() ||
+        llvm::any_of(pending, [&](StringRef a) { return used.contains(a); }))
+      continue;
+    // The token dimensions: every dimension but the last (the features).
+    int64_t n = groupSize(pending);
+    for (size_t d = 0; d + 1 < tf.size(); ++d) {
+      if (tf[d].size() != 1)
+        continue;
+      int64_t f = tf[d].front();
+      int64_t size = rule.getFactorSize(f);
+      if (rule.getFactorKind(f) != FactorKind::Parallel ||
+          !decision[f].axes.empty() || ShapedType::isDynamic(size) ||
+          size % n != 0)
+        continue;
+      decision[f].axes = pending;
+      return true;
+    }
+  }
+  return false;
+}
+
 Value FunctionPropagator::rematerialize(Value v, const Sharding &target) {
   ShardingAttr attr = target.toAttr(func->getContext(), meshRef);
   auto key = std::make_pair(v, attr);
@@ -690,32 +755,47 @@ LogicalResult FunctionPropagator::finalize() {
     // Pending sums flow on through ops linear in them (same split, same
     // pending axes); any other use reduces them first.
     SmallVector<Sharding> implied;
-    SmallVector<bool> partialIn(op->getNumOperands(), false);
-    std::optional<AxisList> pending;
-    bool samePending = true;
-    for (auto [use, tf] : llvm::zip(op->getOpOperands(), rule->getOperands())) {
-      FailureOr<Sharding> s = isTensor(use.get())
-                                  ? compose(tf, *rule, decision, false)
-                                  : FailureOr<Sharding>(Sharding());
-      if (failed(s))
-        return op->emitOpError(
-            "internal error: inexpressible operand sharding");
-      implied.push_back(*s);
-      if (!isTensor(use.get()))
-        continue;
-      Sharding have = finalOf(use.get());
-      if (have.partial.empty() || have.dims != s->dims)
-        continue;
-      partialIn[use.getOperandNumber()] = true;
-      if (pending && *pending != have.partial)
-        samePending = false;
-      pending = have.partial;
-    }
+    SmallVector<bool> partialIn;
     AxisList passedPartial;
-    if (pending && samePending && isLinearIn(op, partialIn))
-      passedPartial = *pending;
-    else
-      partialIn.assign(partialIn.size(), false);
+    auto analyze = [&]() -> LogicalResult {
+      implied.clear();
+      partialIn.assign(op->getNumOperands(), false);
+      passedPartial.clear();
+      std::optional<AxisList> pending;
+      bool samePending = true;
+      for (auto [use, tf] :
+           llvm::zip(op->getOpOperands(), rule->getOperands())) {
+        FailureOr<Sharding> s = isTensor(use.get())
+                                    ? compose(tf, *rule, decision, false)
+                                    : FailureOr<Sharding>(Sharding());
+        if (failed(s))
+          return op->emitOpError(
+              "internal error: inexpressible operand sharding");
+        implied.push_back(*s);
+        if (!isTensor(use.get()))
+          continue;
+        Sharding have = finalOf(use.get());
+        if (have.partial.empty() || have.dims != s->dims)
+          continue;
+        partialIn[use.getOperandNumber()] = true;
+        if (pending && *pending != have.partial)
+          samePending = false;
+        pending = have.partial;
+      }
+      if (pending && samePending && isLinearIn(op, partialIn))
+        passedPartial = *pending;
+      else
+        partialIn.assign(partialIn.size(), false);
+      return success();
+    };
+    if (failed(analyze()))
+      return failure();
+    // With sequence parallelism, a sum that this op must reduce is
+    // reduce-scattered over the tokens instead.
+    if (options.sequenceParallel && passedPartial.empty() &&
+        splitTokensOfReduction(op, *rule, decision, finalOf) &&
+        failed(analyze()))
+      return failure();
     for (OpOperand &use : op->getOpOperands()) {
       if (!isTensor(use.get()))
         continue;
@@ -999,7 +1079,8 @@ struct PropagatePass : public tp::impl::PropagatePassBase<PropagatePass> {
           continue;
         *mesh = meshes.front();
       }
-      PropagatePassOptions options{replicateOpenBoundaries, recordOrigins};
+      PropagatePassOptions options{replicateOpenBoundaries, recordOrigins,
+                                   sequenceParallel};
       FunctionPropagator propagator(func, *mesh, options);
       if (failed(propagator.run()))
         return signalPassFailure();

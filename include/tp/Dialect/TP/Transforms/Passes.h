@@ -34,6 +34,12 @@ struct SPMDPipelineOptions : public PassPipelineOptions<SPMDPipelineOptions> {
       *this, "record-origins",
       llvm::cl::desc("Record where each value's sharding came from"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> sequenceParallel{
+      *this, "sequence-parallel",
+      llvm::cl::desc("Megatron-LM sequence parallelism: token-wise ops between "
+                     "blocks run on split tokens (reduce_scatter + "
+                     "all_gather instead of all_reduce)"),
+      llvm::cl::init(false)};
 };
 
 /// Global form -> local form: fold reshapes, propagate, partition, optimize

@@ -124,7 +124,13 @@ def PropagatePass : Pass<"tp-propagate", "::mlir::ModuleOp"> {
            "(fixed) instead of open">,
     Option<"recordOrigins", "record-origins", "bool", /*default=*/"false",
            "Record, for every value, the constraint its sharding came from "
-           "(`tp.origins` on ops, `tp.origin` on function arguments)">
+           "(`tp.origins` on ops, `tp.origin` on function arguments)">,
+    Option<"sequenceParallel", "sequence-parallel", "bool", /*default=*/"false",
+           "Megatron-LM's sequence parallelism: where a pending sum would be "
+           "reduced for a token-wise op (bias, residual, norm), split the "
+           "tokens over the sum's axes instead, so the all-reduce becomes a "
+           "reduce-scatter and the tokens are all-gathered only where a "
+           "split weight needs them whole">
   ];
 }
 
