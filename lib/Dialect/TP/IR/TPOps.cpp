@@ -113,6 +113,25 @@ mlir::tp::verifyShardingFor(ShardingAttr sharding, Type type, Operation *anchor,
   return mesh;
 }
 
+ShardingAttr mlir::tp::getOwnSharding(Operation *op) {
+  if (auto annotate = dyn_cast<AnnotateOp>(op))
+    return annotate.getSharding();
+  if (auto reshard = dyn_cast<ReshardOp>(op))
+    return reshard.getSharding();
+  return {};
+}
+
+std::string mlir::tp::formatLocation(Location loc) {
+  if (auto file = dyn_cast<FileLineColLoc>(loc))
+    return (file.getFilename().getValue() + ":" + Twine(file.getLine()) + ":" +
+            Twine(file.getColumn()))
+        .str();
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  loc.print(os);
+  return text;
+}
+
 SmallVector<int64_t> mlir::tp::getShardShape(ArrayRef<int64_t> globalShape,
                                              ShardingAttr sharding,
                                              MeshOp mesh) {

@@ -103,11 +103,7 @@ LogicalResult FunctionPartitioner::record() {
   WalkResult walk = func.getFunctionBody().walk([&](Operation *op) {
     if (succeeded(getShardingRule(op)))
       ruled.insert(op);
-    ShardingAttr own;
-    if (auto a = dyn_cast<AnnotateOp>(op))
-      own = a.getSharding();
-    else if (auto r = dyn_cast<ReshardOp>(op))
-      own = r.getSharding();
+    ShardingAttr own = getOwnSharding(op);
     auto shardings =
         op->getAttrOfType<ArrayAttr>(TPDialect::kShardingsAttrName);
     for (auto [i, result] : llvm::enumerate(op->getResults())) {

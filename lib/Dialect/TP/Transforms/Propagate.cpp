@@ -111,17 +111,6 @@ struct ValueState {
   StringRef origin;
 };
 
-std::string describeLoc(Location loc) {
-  if (auto file = dyn_cast<FileLineColLoc>(loc))
-    return (file.getFilename().getValue() + ":" + Twine(file.getLine()) + ":" +
-            Twine(file.getColumn()))
-        .str();
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  loc.print(os);
-  return text;
-}
-
 bool isTensor(Value v) { return isa<RankedTensorType>(v.getType()); }
 
 /// Values that carry no data worth moving: tensor.empty, a fill of one, a
@@ -283,16 +272,12 @@ void FunctionPropagator::seed() {
     resultConstraintOrigins.push_back(save(origin));
   }
   func.getFunctionBody().walk([&](Operation *op) {
-    ShardingAttr sharding;
-    if (auto annotate = dyn_cast<AnnotateOp>(op))
-      sharding = annotate.getSharding();
-    else if (auto reshard = dyn_cast<ReshardOp>(op))
-      sharding = reshard.getSharding();
+    ShardingAttr sharding = getOwnSharding(op);
     if (!sharding)
       return;
     states[op->getResult(0)] = {Sharding::fromAttr(sharding), true, true,
                                 save(op->getName().getStringRef() + " at " +
-                                     describeLoc(op->getLoc()))};
+                                     formatLocation(op->getLoc()))};
   });
 }
 
@@ -963,12 +948,7 @@ FailureOr<MeshOp> findFunctionMesh(FunctionOpInterface func,
                         "result #" + std::to_string(i) + " of " + name)))
       return failure();
   WalkResult walk = func.getFunctionBody().walk([&](Operation *op) {
-    ShardingAttr s;
-    if (auto a = dyn_cast<AnnotateOp>(op))
-      s = a.getSharding();
-    else if (auto r = dyn_cast<ReshardOp>(op))
-      s = r.getSharding();
-    return failed(consider(s, op->getLoc(),
+    return failed(consider(getOwnSharding(op), op->getLoc(),
                            "'" + op->getName().getStringRef().str() + "'"))
                ? WalkResult::interrupt()
                : WalkResult::advance();

@@ -77,13 +77,6 @@ template <typename T> std::string str(const T &thing) {
   return text;
 }
 
-std::string locString(Location loc) {
-  if (auto file = dyn_cast<FileLineColLoc>(loc))
-    return llvm::formatv("{0}:{1}:{2}", file.getFilename().getValue(),
-                         file.getLine(), file.getColumn());
-  return str(loc);
-}
-
 double typeBytes(RankedTensorType type) {
   double bytes = std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
   for (int64_t size : type.getShape())
@@ -140,7 +133,7 @@ CollectiveEntry makeEntry(CollectiveKind kind, StringRef reduction,
   e.tensorBytes = s;
   e.bytes = collectiveBytes(kind, n, s);
   e.formula = collectiveFormula(kind).str();
-  e.loc = locString(loc);
+  e.loc = formatLocation(loc);
   return e;
 }
 
@@ -159,11 +152,7 @@ FunctionReport reportFunction(FunctionOpInterface func, MeshOp mesh) {
             i, TPDialect::kShardingAttrName))
       shardings[arg] = s;
   func.getFunctionBody().walk([&](Operation *op) {
-    ShardingAttr own;
-    if (auto a = dyn_cast<AnnotateOp>(op))
-      own = a.getSharding();
-    else if (auto rs = dyn_cast<ReshardOp>(op))
-      own = rs.getSharding();
+    ShardingAttr own = getOwnSharding(op);
     auto list = op->getAttrOfType<ArrayAttr>(TPDialect::kShardingsAttrName);
     for (auto [i, res] : llvm::enumerate(op->getResults())) {
       ShardingAttr s = own;

@@ -39,6 +39,13 @@ verifyShardingFor(ShardingAttr sharding, Type type, Operation *anchor,
                   bool local, function_ref<InFlightDiagnostic()> emitError,
                   SymbolTableCollection *symbols = nullptr);
 
+/// The sharding a tp.annotate or tp.reshard fixes for its result; null for
+/// any other op.
+ShardingAttr getOwnSharding(Operation *op);
+
+/// `file:line:col` for a file location, the printed location otherwise.
+std::string formatLocation(Location loc);
+
 /// The per-device shape of a tensor of global shape `globalShape` split by
 /// `sharding` over `mesh`. Dynamic dimensions stay dynamic. The sharding must
 /// have been verified for that shape.
