@@ -16,6 +16,7 @@
 
 #include "tp/Dialect/TP/IR/TPOps.h"
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -84,59 +85,75 @@ bool isCollective(Operation *op) {
              AxisIndexOp>(op);
 }
 
-/// Merges identical collectives within each block (the first dominates the
-/// rest).
-void mergeDuplicates(Operation *root) {
-  root->walk([](Block *block) {
-    SmallVector<Operation *> seen;
-    for (Operation &op : llvm::make_early_inc_range(*block)) {
-      if (!isCollective(&op))
-        continue;
-      Operation *same = nullptr;
-      for (Operation *prev : seen)
-        if (OperationEquivalence::isEquivalentTo(
-                prev, &op, OperationEquivalence::Flags::IgnoreLocations)) {
-          same = prev;
-          break;
-        }
-      if (!same) {
-        seen.push_back(&op);
-        continue;
-      }
-      op.replaceAllUsesWith(same);
-      op.erase();
-    }
+/// The collectives under `root`, in program order (linalg bodies hold only
+/// scalars and are skipped).
+SmallVector<Operation *> collectCollectives(Operation *root) {
+  SmallVector<Operation *> found;
+  root->walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (isCollective(op))
+      found.push_back(op);
+    return isa<linalg::LinalgOp>(op) ? WalkResult::skip()
+                                     : WalkResult::advance();
   });
+  return found;
+}
+
+/// Merges identical collectives of one block (the first dominates the rest);
+/// candidates are bucketed by a structural hash.
+void mergeDuplicates(ArrayRef<Operation *> collectives) {
+  DenseMap<std::pair<Block *, llvm::hash_code>, SmallVector<Operation *, 1>>
+      seen;
+  for (Operation *op : collectives) {
+    llvm::hash_code hash = OperationEquivalence::computeHash(
+        op, OperationEquivalence::directHashValue,
+        OperationEquivalence::ignoreHashValue,
+        OperationEquivalence::Flags::IgnoreLocations);
+    SmallVector<Operation *, 1> &bucket = seen[{op->getBlock(), hash}];
+    Operation *same = nullptr;
+    for (Operation *prev : bucket)
+      if (OperationEquivalence::isEquivalentTo(
+              prev, op, OperationEquivalence::Flags::IgnoreLocations)) {
+        same = prev;
+        break;
+      }
+    if (!same) {
+      bucket.push_back(op);
+      continue;
+    }
+    op->replaceAllUsesWith(same);
+    op->erase();
+  }
 }
 
 struct OptimizeCollectivesPass
     : public tp::impl::OptimizeCollectivesPassBase<OptimizeCollectivesPass> {
   void runOnOperation() override {
-    mergeDuplicates(getOperation());
-    // The patterns only match at collectives: apply them to those (and to
-    // what they create) rather than walking every op with a rewrite driver.
-    SmallVector<Operation *> collectives;
-    getOperation()->walk([&](Operation *op) {
-      if (isCollective(op))
-        collectives.push_back(op);
-    });
+    SmallVector<Operation *> collectives = collectCollectives(getOperation());
     if (collectives.empty())
       return markAllAnalysesPreserved();
+    mergeDuplicates(collectives);
+    // The patterns only match at collectives: apply them to those (and to
+    // what they create) rather than walking every op with a rewrite driver.
+    collectives = collectCollectives(getOperation());
     RewritePatternSet patterns(&getContext());
     patterns.add<AllReduceThenSlice, GatherThenSlice, SliceThenGather>(
         &getContext());
     GreedyRewriteConfig config;
     config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
     (void)applyOpPatternsGreedily(collectives, std::move(patterns), config);
-    // Collectives nobody reads.
-    for (bool changed = true; changed;) {
-      changed = false;
-      getOperation()->walk([&](Operation *op) {
-        if (isCollective(op) && op->use_empty()) {
-          op->erase();
-          changed = true;
-        }
-      });
+    // Collectives nobody reads, and the ones feeding only those.
+    SmallVector<Operation *> dead;
+    for (Operation *op : collectCollectives(getOperation()))
+      if (op->use_empty())
+        dead.push_back(op);
+    while (!dead.empty()) {
+      Operation *op = dead.pop_back_val();
+      SmallVector<Value> operands(op->getOperands());
+      op->erase();
+      for (Value v : operands)
+        if (Operation *def = v.getDefiningOp();
+            def && isCollective(def) && def->use_empty())
+          dead.push_back(def);
     }
   }
 };

@@ -101,7 +101,7 @@ LogicalResult FunctionPartitioner::record() {
     globals[arg] = {type, sharding ? sharding : replicated(type.getRank())};
   }
   WalkResult walk = func.getFunctionBody().walk([&](Operation *op) {
-    if (succeeded(getShardingRule(op)))
+    if (isa<ShardingRuleOpInterface>(op))
       ruled.insert(op);
     ShardingAttr own = getOwnSharding(op);
     auto shardings =

@@ -51,6 +51,8 @@
 #include "llvm/Support/Debug.h"
 #include "llvm/Support/StringSaver.h"
 #include <deque>
+#include <map>
+#include <vector>
 
 #define DEBUG_TYPE "tp-propagate"
 
@@ -174,6 +176,9 @@ private:
   void enqueueNeighbours(Value v);
 
   Value reshardTo(Value v, const Sharding &target);
+  /// The attribute of `s`, built once per distinct sharding (uniquing every
+  /// op's attribute in the context is the costly part of writing results).
+  ShardingAttr attrOf(const Sharding &s);
   /// Sequence parallelism: an op about to reduce a pending sum computes on
   /// tokens split over the sum's axes instead (the reduction becomes a
   /// reduce_scatter; the tokens are gathered where a split weight needs
@@ -196,6 +201,9 @@ private:
   SmallVector<std::optional<Sharding>> resultConstraints;
   SmallVector<StringRef> resultConstraintOrigins;
   DenseMap<Operation *, std::optional<ShardingRule>> rules;
+  std::map<std::vector<const void *>, ShardingAttr> attrs;
+  /// The single-result tp.shardings array of each distinct sharding.
+  DenseMap<ShardingAttr, ArrayAttr> singleResultArrays;
   llvm::BumpPtrAllocator allocator;
   llvm::StringSaver saver{allocator};
   /// FIFO of ops to visit; `queued` says which are in it.
@@ -592,7 +600,7 @@ void FunctionPropagator::propagate() {
 //===----------------------------------------------------------------------===//
 
 Value FunctionPropagator::reshardTo(Value v, const Sharding &target) {
-  ShardingAttr attr = target.toAttr(func->getContext(), meshRef);
+  ShardingAttr attr = attrOf(target);
   auto key = std::make_pair(v, attr);
   auto it = reshards.find(key);
   if (it != reshards.end())
@@ -641,7 +649,7 @@ bool FunctionPropagator::splitTokensOfReduction(
 }
 
 Value FunctionPropagator::rematerialize(Value v, const Sharding &target) {
-  ShardingAttr attr = target.toAttr(func->getContext(), meshRef);
+  ShardingAttr attr = attrOf(target);
   auto key = std::make_pair(v, attr);
   auto it = reshards.find(key);
   if (it != reshards.end())
@@ -824,19 +832,38 @@ void FunctionPropagator::write() {
       return ruled ? WalkResult::skip() : WalkResult::advance();
     SmallVector<Attribute> shardings, origins;
     for (Value r : op->getResults()) {
-      Sharding s = isTensor(r) ? finals.lookup(r) : Sharding();
-      if (isTensor(r) &&
-          s.dims.size() != static_cast<size_t>(
-                               cast<RankedTensorType>(r.getType()).getRank()))
-        s = Sharding::replicated(cast<RankedTensorType>(r.getType()).getRank());
-      shardings.push_back(s.toAttr(ctx, meshRef));
+      auto it = finals.find(r);
+      ShardingAttr attr;
+      if (!isTensor(r))
+        attr = attrOf(Sharding());
+      else if (it != finals.end() &&
+               it->second.dims.size() ==
+                   static_cast<size_t>(
+                       cast<RankedTensorType>(r.getType()).getRank()))
+        attr = attrOf(it->second);
+      else
+        attr = attrOf(Sharding::replicated(
+            cast<RankedTensorType>(r.getType()).getRank()));
+      shardings.push_back(attr);
+      if (!options.recordOrigins)
+        continue;
       StringRef origin = originOf(r);
       if (origin.empty())
         origin = resultOrigins.lookup(op);
       origins.push_back(
           b.getStringAttr(origin.empty() ? "default (replicated)" : origin));
     }
-    op->setAttr(TPDialect::kShardingsAttrName, b.getArrayAttr(shardings));
+    ArrayAttr array;
+    if (shardings.size() == 1) {
+      auto sharding = cast<ShardingAttr>(shardings.front());
+      ArrayAttr &cached = singleResultArrays[sharding];
+      if (!cached)
+        cached = b.getArrayAttr(shardings);
+      array = cached;
+    } else {
+      array = b.getArrayAttr(shardings);
+    }
+    op->setAttr(TPDialect::kShardingsAttrName, array);
     if (options.recordOrigins)
       op->setAttr(TPDialect::kOriginsAttrName, b.getArrayAttr(origins));
     return ruled ? WalkResult::skip() : WalkResult::advance();
@@ -846,8 +873,7 @@ void FunctionPropagator::write() {
     if (!isTensor(arg))
       continue;
     if (!func.getArgAttr(index, TPDialect::kShardingAttrName))
-      func.setArgAttr(index, TPDialect::kShardingAttrName,
-                      finals[arg].toAttr(ctx, meshRef));
+      func.setArgAttr(index, TPDialect::kShardingAttrName, attrOf(finals[arg]));
     if (options.recordOrigins) {
       StringRef origin = originOf(arg);
       func.setArgAttr(
@@ -866,8 +892,26 @@ void FunctionPropagator::write() {
                      ? finals[v]
                      : Sharding::replicated(
                            cast<RankedTensorType>(v.getType()).getRank());
-    func.setResultAttr(i, TPDialect::kShardingAttrName, s.toAttr(ctx, meshRef));
+    func.setResultAttr(i, TPDialect::kShardingAttrName, attrOf(s));
   }
+}
+
+ShardingAttr FunctionPropagator::attrOf(const Sharding &s) {
+  // Axis names all come from uniqued StringAttrs: their data pointers
+  // identify them. Null separates dimensions; the partial list comes last.
+  std::vector<const void *> key;
+  for (const AxisList &axes : s.dims) {
+    for (StringRef a : axes)
+      key.push_back(a.data());
+    key.push_back(nullptr);
+  }
+  key.push_back(&key); // marks the partial list
+  for (StringRef a : s.partial)
+    key.push_back(a.data());
+  auto [it, inserted] = attrs.try_emplace(std::move(key));
+  if (inserted)
+    it->second = s.toAttr(func->getContext(), meshRef);
+  return it->second;
 }
 
 const ShardingRule *FunctionPropagator::ruleOf(Operation *op) {
