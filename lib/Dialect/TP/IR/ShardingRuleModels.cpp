@@ -82,8 +82,22 @@ static FailureOr<ShardingRule> ruleForLinalg(linalg::LinalgOp op) {
   if (!op.hasPureTensorSemantics())
     return failure();
   ShardingRule rule;
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  // Loop sizes from the operand dimensions they index directly (cheaper than
+  // inverting the indexing maps; a loop indexed only through `d0 + d1` stays
+  // dynamic and is unsplittable anyway).
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  SmallVector<int64_t> ranges(iterators.size(), ShapedType::kDynamic);
+  for (OpOperand &operand : op->getOpOperands()) {
+    auto type = dyn_cast<RankedTensorType>(operand.get().getType());
+    if (!type)
+      continue;
+    AffineMap map = maps[operand.getOperandNumber()];
+    for (auto [d, expr] : llvm::enumerate(map.getResults()))
+      if (auto dim = dyn_cast<AffineDimExpr>(expr))
+        if (ShapedType::isDynamic(ranges[dim.getPosition()]))
+          ranges[dim.getPosition()] = type.getDimSize(d);
+  }
   for (auto [size, iterator] : llvm::zip(ranges, iterators))
     rule.addFactor(size, iterator == utils::IteratorType::reduction
                              ? FactorKind::Reduction
@@ -93,7 +107,7 @@ static FailureOr<ShardingRule> ruleForLinalg(linalg::LinalgOp op) {
   for (OpOperand &operand : op->getOpOperands()) {
     ShardingRule::TensorFactors dims;
     if (isa<RankedTensorType>(operand.get().getType())) {
-      AffineMap map = op.getMatchingIndexingMap(&operand);
+      AffineMap map = maps[operand.getOperandNumber()];
       for (AffineExpr expr : map.getResults()) {
         if (auto dim = dyn_cast<AffineDimExpr>(expr)) {
           dims.push_back({static_cast<int64_t>(dim.getPosition())});

@@ -166,6 +166,8 @@ private:
   Decision decide(Operation *op, const ShardingRule &rule, bool final);
   double localBytes(Value v, const Sharding &s);
   int64_t groupSize(ArrayRef<StringRef> axes);
+  int64_t axisSize(StringRef axis);
+  SmallVector<std::pair<StringRef, int64_t>, 4> axisSizes;
 
   /// The sharding `v` has now (during propagation) or finally.
   const Sharding *current(Value v, bool final);
@@ -216,8 +218,23 @@ private:
   llvm::MapVector<std::pair<Value, ShardingAttr>, Value> reshards;
 };
 
+int64_t FunctionPropagator::axisSize(StringRef axis) {
+  // Meshes have a handful of axes: a linear scan over cached names.
+  if (axisSizes.empty())
+    for (auto [name, size] :
+         llvm::zip(mesh.getAxisNames(), mesh.getAxisSizes()))
+      axisSizes.push_back({cast<StringAttr>(name).getValue(), size});
+  for (auto &[name, size] : axisSizes)
+    if (name == axis)
+      return size;
+  return mesh.getAxisSize(axis);
+}
+
 int64_t FunctionPropagator::groupSize(ArrayRef<StringRef> axes) {
-  return mesh.getGroupSize(axes);
+  int64_t n = 1;
+  for (StringRef axis : axes)
+    n *= axisSize(axis);
+  return n;
 }
 
 double FunctionPropagator::localBytes(Value v, const Sharding &s) {
@@ -313,9 +330,9 @@ bool FunctionPropagator::project(const Sharding &s,
         next = axes.size();
         break;
       }
-      while (next < axes.size() && local % mesh.getAxisSize(axes[next]) == 0 &&
+      while (next < axes.size() && local % axisSize(axes[next]) == 0 &&
              local > 1) {
-        local /= mesh.getAxisSize(axes[next]);
+        local /= axisSize(axes[next]);
         out[f].push_back(axes[next++]);
       }
       // Axes may move on to the next factor only once this one is split
@@ -819,6 +836,7 @@ LogicalResult FunctionPropagator::finalize() {
 void FunctionPropagator::write() {
   MLIRContext *ctx = func->getContext();
   Builder b(ctx);
+  StringAttr shardingsName = b.getStringAttr(TPDialect::kShardingsAttrName);
   auto originOf = [&](Value v) -> StringRef {
     auto it = states.find(v);
     return it != states.end() && it->second.known ? it->second.origin
@@ -863,7 +881,7 @@ void FunctionPropagator::write() {
     } else {
       array = b.getArrayAttr(shardings);
     }
-    op->setAttr(TPDialect::kShardingsAttrName, array);
+    op->setAttr(shardingsName, array);
     if (options.recordOrigins)
       op->setAttr(TPDialect::kOriginsAttrName, b.getArrayAttr(origins));
     return ruled ? WalkResult::skip() : WalkResult::advance();
