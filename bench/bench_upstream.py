@@ -13,8 +13,11 @@ For each N the script prints both wall times (best of --repeat), the pass time p
 after subtracting each tool's parse+print time on the same file, the speed ratio, and the
 collectives each program ends with.
 
+Both pipelines end with canonicalize; both verify after every pass unless --no-verify
+(tp-mlir's pipeline has 5 passes to upstream's 3, so verification weighs more on it).
+
 usage: bench_upstream.py [--tp-opt build/bin/tp-opt] [--mlir-opt /usr/lib/llvm-22/bin/mlir-opt]
-                         [--layers 1,8,64,256] [--repeat 3] [--tp 4]
+                         [--layers 1,8,64,256] [--repeat 3] [--tp 4] [--no-verify]
 """
 
 import argparse
@@ -61,7 +64,11 @@ def main():
     ap.add_argument("--layers", default="1,8,64,256")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--tp", type=int, default=4)
+    ap.add_argument("--no-verify", action="store_true",
+                    help="pass --verify-each=false to both tools (time the passes' own "
+                         "work, not the verifier runs between them)")
     args = ap.parse_args()
+    extra = ["--verify-each=false"] if args.no_verify else []
 
     print(f"{'N':>4} {'ops':>7} | {'tp-mlir s':>9} {'us/op':>7} | {'upstream s':>10} {'us/op':>7} |"
           f" {'speedup/op':>10} | collectives tp-mlir / upstream")
@@ -78,9 +85,10 @@ def main():
             ops = count_ops(open(ours).read())
 
             base_tp, _ = best([args.tp_opt, ours], args.repeat)
-            t_tp, out_tp = best([args.tp_opt, ours, "--tp-spmd"], args.repeat)
+            t_tp, out_tp = best([args.tp_opt, ours, "--tp-spmd"] + extra, args.repeat)
             base_up, _ = best([args.mlir_opt, theirs], args.repeat)
-            t_up, out_up = best([args.mlir_opt, theirs, f"--pass-pipeline={UPSTREAM}"], args.repeat)
+            t_up, out_up = best([args.mlir_opt, theirs, f"--pass-pipeline={UPSTREAM}"] + extra,
+                                args.repeat)
             if out_tp.returncode != 0 or out_up.returncode != 0:
                 print(f"{n:>4}: failed (tp-mlir rc {out_tp.returncode}, upstream rc "
                       f"{out_up.returncode})\n{out_tp.stderr[-500:]}{out_up.stderr[-500:]}")
