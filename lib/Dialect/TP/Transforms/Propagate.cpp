@@ -376,6 +376,20 @@ FunctionPropagator::Decision
 FunctionPropagator::decide(Operation *op, const ShardingRule &rule,
                            bool final) {
   unsigned numFactors = rule.getNumFactors();
+  // Nothing proposes a split: every factor stays whole (the common case in
+  // replicated regions), without building proposals.
+  auto proposesSplit = [&](Value v, bool isResult) {
+    if (!isTensor(v))
+      return false;
+    const Sharding *s = isResult ? current(v, false) : current(v, final);
+    return s &&
+           llvm::any_of(s->dims, [](const AxisList &d) { return !d.empty(); });
+  };
+  if (llvm::none_of(op->getOperands(),
+                    [&](Value v) { return proposesSplit(v, false); }) &&
+      llvm::none_of(op->getResults(),
+                    [&](Value v) { return proposesSplit(v, true); }))
+    return Decision(numFactors);
   // Every tensor of the op with its factors and current sharding.
   struct Entry {
     Value value;
