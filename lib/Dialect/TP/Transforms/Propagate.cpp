@@ -755,7 +755,8 @@ LogicalResult FunctionPropagator::finalize() {
                      llvm::any_of(op->getResults(), isTensor);
       if (!touches)
         continue;
-      if (!isa<TPDialect>(op->getDialect()))
+      if (!isa<TPDialect>(op->getDialect()) &&
+          !op->hasTrait<OpTrait::IsTerminator>())
         op->emitRemark() << "no sharding rule for '" << op->getName()
                          << "'; its tensors are replicated";
       for (OpOperand &use : op->getOpOperands())

@@ -112,3 +112,25 @@ func.func @dynamic(%x: tensor<?x8xf32> {tp.sharding = #tp.sharding<@world, [{"tp
   %0 = math.exp %x : tensor<?x8xf32>
   return %0 : tensor<?x8xf32>
 }
+
+// -----
+
+// Tests that a loop (no sharding rule) is replicated with one remark: its
+// split input is gathered first, and its terminator is not reported apart.
+
+tp.mesh @world ["tp" = 2]
+
+// CHECK-LABEL: func.func @loop
+// CHECK: %[[G:.*]] = tp.reshard %{{.*}} <@world, [{}, {}]>
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[G]])
+// CHECK: } {tp.shardings = [#tp.sharding<@world, [{}, {}]>]}
+func.func @loop(%x: tensor<8x8xf32> {tp.sharding = #tp.sharding<@world, [{"tp"}, {}]>}, %n: index) -> tensor<8x8xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // expected-remark @+1 {{no sharding rule for 'scf.for'; its tensors are replicated}}
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %x) -> (tensor<8x8xf32>) {
+    %e = math.exp %acc : tensor<8x8xf32>
+    scf.yield %e : tensor<8x8xf32>
+  }
+  return %r : tensor<8x8xf32>
+}
