@@ -902,18 +902,29 @@ void FunctionPropagator::write() {
     return ruled ? WalkResult::skip() : WalkResult::advance();
   });
 
+  // All argument attributes at once: setting them one by one rebuilds the
+  // whole list each time (quadratic in the argument count).
+  SmallVector<DictionaryAttr> argAttrs;
+  bool argsChanged = false;
   for (auto [index, arg] : llvm::enumerate(func.getArguments())) {
-    if (!isTensor(arg))
-      continue;
-    if (!func.getArgAttr(index, TPDialect::kShardingAttrName))
-      func.setArgAttr(index, TPDialect::kShardingAttrName, attrOf(finals[arg]));
-    if (options.recordOrigins) {
-      StringRef origin = originOf(arg);
-      func.setArgAttr(
-          index, TPDialect::kOriginAttrName,
-          b.getStringAttr(origin.empty() ? "default (replicated)" : origin));
+    NamedAttrList attrs(func.getArgAttrDict(index));
+    if (isTensor(arg)) {
+      if (!attrs.get(TPDialect::kShardingAttrName)) {
+        attrs.set(TPDialect::kShardingAttrName, attrOf(finals[arg]));
+        argsChanged = true;
+      }
+      if (options.recordOrigins) {
+        StringRef origin = originOf(arg);
+        attrs.set(
+            TPDialect::kOriginAttrName,
+            b.getStringAttr(origin.empty() ? "default (replicated)" : origin));
+        argsChanged = true;
+      }
     }
+    argAttrs.push_back(attrs.getDictionary(ctx));
   }
+  if (argsChanged)
+    func.setAllArgAttrs(argAttrs);
   // Open results take what is returned.
   Operation *ret = func.getFunctionBody().back().getTerminator();
   for (unsigned i = 0; i < func.getNumResults(); ++i) {
