@@ -172,10 +172,12 @@ LogicalResult FunctionPartitioner::partitionLinalg(linalg::LinalgOp op) {
         }
       }
   };
+  // Named ops build their maps on each query: ask once.
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   for (OpResult result : op->getResults())
-    note(result, op.getIndexingMapMatchingResult(result));
+    note(result, maps[op.getNumDpsInputs() + result.getResultNumber()]);
   for (OpOperand &operand : op->getOpOperands())
-    note(operand.get(), op.getMatchingIndexingMap(&operand));
+    note(operand.get(), maps[operand.getOperandNumber()]);
 
   OpBuilder b(op);
   Location loc = op.getLoc();
