@@ -679,6 +679,16 @@ bool FunctionPropagator::splitTokensOfReduction(
   return false;
 }
 
+/// True when `v` and the rematerializable values it is made of each have one
+/// use: the chain belongs to a single user and can simply take its sharding.
+static bool soleChain(Value v) {
+  if (!v.hasOneUse())
+    return false;
+  return llvm::all_of(v.getDefiningOp()->getOperands(), [](Value operand) {
+    return !isRematerializable(operand) || soleChain(operand);
+  });
+}
+
 Value FunctionPropagator::rematerialize(Value v, const Sharding &target) {
   ShardingAttr attr = attrOf(target);
   auto key = std::make_pair(v, attr);
@@ -686,6 +696,23 @@ Value FunctionPropagator::rematerialize(Value v, const Sharding &target) {
   if (it != reshards.end())
     return it->second;
   Operation *def = v.getDefiningOp();
+  // A chain with this single user takes the sharding in place: no clone.
+  if (soleChain(v)) {
+    std::function<void(Value, const Sharding &)> retarget =
+        [&](Value value, const Sharding &s) {
+          finals[value] = s;
+          Operation *producer = value.getDefiningOp();
+          resultOrigins[producer] = rematerializedFor;
+          Sharding operandTarget = s;
+          operandTarget.partial.clear();
+          for (Value operand : producer->getOperands())
+            if (isRematerializable(operand))
+              retarget(operand, operandTarget);
+        };
+    retarget(v, target);
+    reshards[key] = v;
+    return v;
+  }
   OpBuilder b(def);
   Operation *clone = b.clone(*def);
   Sharding operandTarget = target;
