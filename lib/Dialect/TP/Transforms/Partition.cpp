@@ -313,9 +313,17 @@ LogicalResult FunctionPartitioner::partition(Operation *op) {
 
   if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op)) {
     RankedTensorType local = localType(expand.getResult());
-    if (!local.hasStaticShape() && !expand.getResultType().hasStaticShape() &&
-        local != expand.getResultType())
-      return op->emitOpError("cannot partition a split dynamic expansion");
+    // Dynamic output sizes are global values: divide the split ones.
+    OpBuilder b(op);
+    unsigned dynamicIndex = 0;
+    for (int64_t d = 0; d < local.getRank(); ++d) {
+      if (!local.isDynamicDim(d))
+        continue;
+      OpOperand &size = expand.getOutputShapeMutable()[dynamicIndex++];
+      OpFoldResult localSize =
+          localDimSize(b, loc, expand.getResult(), d, size.get());
+      size.set(getValueOrCreateConstantIndexOp(b, loc, localSize));
+    }
     expand.setStaticOutputShape(local.getShape());
     expand.getResult().setType(local);
     return success();

@@ -139,3 +139,20 @@ func.func @unpropagated(%x: tensor<8xf32> {tp.sharding = #tp.sharding<@world, [{
   %0 = math.exp %x : tensor<8xf32>
   return %0 : tensor<8xf32>
 }
+
+// -----
+
+// Tests that the dynamic output sizes of an expand_shape are global values
+// that become local: a split one is divided by the group size.
+
+tp.mesh @world ["tp" = 2]
+
+// CHECK-LABEL: func.func @dynamic_expand
+// CHECK-SAME: (%[[X:.*]]: tensor<?x8xf32> {{.*}}, %[[N:.*]]: index)
+// CHECK: %[[L:.*]] = arith.divui %[[N]], %{{.*}} : index
+// CHECK: tensor.expand_shape %[[X]] {{\[}}[0, 1], [2]] output_shape [%[[L]], 2, 8]
+func.func @dynamic_expand(%x: tensor<?x8xf32> {tp.sharding = #tp.sharding<@world, [{"tp"}, {}]>}, %n: index)
+    -> (tensor<?x2x8xf32> {tp.sharding = #tp.sharding<@world, [{"tp"}, {}, {}]>}) {
+  %e = tensor.expand_shape %x [[0, 1], [2]] output_shape [%n, 2, 8] {tp.shardings = [#tp.sharding<@world, [{"tp"}, {}, {}]>]} : tensor<?x8xf32> into tensor<?x2x8xf32>
+  return %e : tensor<?x2x8xf32>
+}
