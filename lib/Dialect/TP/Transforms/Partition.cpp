@@ -258,6 +258,34 @@ LogicalResult FunctionPartitioner::partition(Operation *op) {
     op->erase();
     return success();
   }
+  // tensor.dim means the global size: a split dimension's local size times
+  // the group size.
+  if (auto dim = dyn_cast<tensor::DimOp>(op)) {
+    Value source = dim.getSource();
+    if (!globals.count(source))
+      return success();
+    std::optional<int64_t> index = dim.getConstantIndex();
+    ShardingAttr sharding = globals.at(source).sharding;
+    if (!index) {
+      if (sharding.isFullyReplicated() ||
+          llvm::all_of(sharding.getDims(),
+                       [](ArrayAttr axes) { return axes.empty(); }))
+        return success();
+      return op->emitOpError(
+          "queries a dimension of a split tensor by a non-constant index; "
+          "its global size is not known here");
+    }
+    int64_t group = mesh.getGroupSize(dimAxes(source, *index));
+    if (group == 1)
+      return success();
+    OpBuilder b(op);
+    b.setInsertionPointAfter(op);
+    Value factor = arith::ConstantIndexOp::create(b, loc, group);
+    auto global = arith::MulIOp::create(b, loc, dim.getResult(), factor);
+    dim.getResult().replaceAllUsesExcept(global, global);
+    return success();
+  }
+
   // Nothing to do for ops without tensor results.
   if (llvm::none_of(op->getResults(),
                     [&](Value r) { return globals.count(r); }))

@@ -776,6 +776,10 @@ LogicalResult FunctionPropagator::finalize() {
       }
       continue;
     }
+    // A size query reads shape, not data: any sharding will do (partitioning
+    // turns a split dimension's local size back into the global one).
+    if (isa<tensor::DimOp>(op))
+      continue;
     const ShardingRule *rule = ruleOf(op);
     if (!rule) {
       bool touches = llvm::any_of(op->getOperands(), isTensor) ||

@@ -156,3 +156,24 @@ func.func @dynamic_expand(%x: tensor<?x8xf32> {tp.sharding = #tp.sharding<@world
   %e = tensor.expand_shape %x [[0, 1], [2]] output_shape [%n, 2, 8] {tp.shardings = [#tp.sharding<@world, [{"tp"}, {}, {}]>]} : tensor<?x8xf32> into tensor<?x2x8xf32>
   return %e : tensor<?x2x8xf32>
 }
+
+// -----
+
+// Tests that tensor.dim keeps meaning the global size of a split dimension:
+// the local size times the group size (which tensor.empty then divides).
+
+tp.mesh @world ["tp" = 2]
+
+// CHECK-LABEL: func.func @dim_of_split
+// CHECK-SAME: (%[[X:.*]]: tensor<?x8xf32>
+// CHECK: %[[D:.*]] = tensor.dim %[[X]], %{{.*}} : tensor<?x8xf32>
+// CHECK: %[[G:.*]] = arith.muli %[[D]], %{{.*}} : index
+// CHECK: %[[L:.*]] = arith.divui %[[G]], %{{.*}} : index
+// CHECK: tensor.empty(%[[L]])
+func.func @dim_of_split(%x: tensor<?x8xf32> {tp.sharding = #tp.sharding<@world, [{"tp"}, {}]>})
+    -> (tensor<?x8xf32> {tp.sharding = #tp.sharding<@world, [{"tp"}, {}]>}) {
+  %c0 = arith.constant 0 : index
+  %d = tensor.dim %x, %c0 : tensor<?x8xf32>
+  %e = tensor.empty(%d) {tp.shardings = [#tp.sharding<@world, [{"tp"}, {}]>]} : tensor<?x8xf32>
+  return %e : tensor<?x8xf32>
+}

@@ -134,3 +134,19 @@ func.func @loop(%x: tensor<8x8xf32> {tp.sharding = #tp.sharding<@world, [{"tp"},
   }
   return %r : tensor<8x8xf32>
 }
+
+// -----
+
+// Tests that a size query (tensor.dim) of a split tensor needs no data
+// movement and no remark.
+
+tp.mesh @world ["tp" = 2]
+
+// CHECK-LABEL: func.func @dim_query
+// CHECK-NOT: tp.reshard
+// CHECK: tensor.dim
+func.func @dim_query(%x: tensor<?x8xf32> {tp.sharding = #tp.sharding<@world, [{"tp"}, {}]>}) -> index {
+  %c0 = arith.constant 0 : index
+  %d = tensor.dim %x, %c0 : tensor<?x8xf32>
+  return %d : index
+}
