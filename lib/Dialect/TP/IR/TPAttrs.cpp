@@ -32,7 +32,7 @@ void TPDialect::registerAttributes() {
 // ShardingAttr
 //===----------------------------------------------------------------------===//
 
-static SmallVector<StringRef> toStrings(ArrayAttr array) {
+SmallVector<StringRef> mlir::tp::getAxisNames(ArrayAttr array) {
   SmallVector<StringRef> result;
   for (Attribute attr : array)
     result.push_back(cast<StringAttr>(attr).getValue());
@@ -56,11 +56,11 @@ ShardingAttr ShardingAttr::get(MLIRContext *ctx, FlatSymbolRefAttr mesh,
 }
 
 SmallVector<StringRef> ShardingAttr::getDimAxes(unsigned dim) const {
-  return toStrings(getDims()[dim]);
+  return getAxisNames(getDims()[dim]);
 }
 
 SmallVector<StringRef> ShardingAttr::getPartialAxes() const {
-  return toStrings(getPartial());
+  return getAxisNames(getPartial());
 }
 
 bool ShardingAttr::isFullyReplicated() const {
@@ -71,7 +71,7 @@ bool ShardingAttr::isFullyReplicated() const {
 SmallVector<StringRef> ShardingAttr::getUsedAxes() const {
   SmallVector<StringRef> used;
   for (ArrayAttr axes : getDims())
-    llvm::append_range(used, toStrings(axes));
+    llvm::append_range(used, getAxisNames(axes));
   llvm::append_range(used, getPartialAxes());
   return used;
 }

@@ -67,13 +67,6 @@ checkAxesInMesh(MeshOp mesh, ArrayRef<StringRef> axes, StringRef where,
   return success();
 }
 
-static SmallVector<StringRef> toStrings(ArrayAttr array) {
-  SmallVector<StringRef> result;
-  for (Attribute attr : array)
-    result.push_back(cast<StringAttr>(attr).getValue());
-  return result;
-}
-
 FailureOr<MeshOp>
 mlir::tp::verifyShardingFor(ShardingAttr sharding, Type type, Operation *anchor,
                             bool local,
@@ -247,7 +240,7 @@ int64_t MeshOp::getGroupSize(ArrayRef<StringRef> axes) {
 }
 
 int64_t MeshOp::getGroupSize(ArrayAttr axes) {
-  return getGroupSize(toStrings(axes));
+  return getGroupSize(tp::getAxisNames(axes));
 }
 
 //===----------------------------------------------------------------------===//
@@ -380,7 +373,7 @@ static FailureOr<MeshOp> verifyCollectiveMesh(Operation *op,
   auto emitError = [op]() { return op->emitOpError(); };
   FailureOr<MeshOp> mesh = lookupMesh(op, meshRef, &symbols, emitError);
   if (failed(mesh) ||
-      failed(checkAxesInMesh(*mesh, toStrings(axes), "", emitError)))
+      failed(checkAxesInMesh(*mesh, getAxisNames(axes), "", emitError)))
     return failure();
   return mesh;
 }

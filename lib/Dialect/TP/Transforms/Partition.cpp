@@ -357,28 +357,22 @@ LogicalResult FunctionPartitioner::partition(Operation *op) {
     return success();
   }
 
-  if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op)) {
-    // Split dimensions are taken whole: their sizes become local.
-    SmallVector<int64_t> sizes(slice.getStaticSizes());
-    Value src = slice.getSource();
+  // Slices take split dimensions whole: their sizes become local. `whole` is
+  // the tensor the sizes index (the source of an extract, the destination
+  // of an insert).
+  auto localizeSizes = [&](auto sliceOp, Value whole) {
+    SmallVector<int64_t> sizes(sliceOp.getStaticSizes());
     for (unsigned d = 0; d < sizes.size(); ++d)
-      if (!dimAxes(src, d).empty())
-        sizes[d] = localType(src).getDimSize(d);
-    slice.setStaticSizes(sizes);
-    slice.getResult().setType(localType(slice.getResult()));
+      if (!dimAxes(whole, d).empty())
+        sizes[d] = localType(whole).getDimSize(d);
+    sliceOp.setStaticSizes(sizes);
+    sliceOp.getResult().setType(localType(sliceOp.getResult()));
     return success();
-  }
-
-  if (auto insert = dyn_cast<tensor::InsertSliceOp>(op)) {
-    SmallVector<int64_t> sizes(insert.getStaticSizes());
-    Value dest = insert.getDest();
-    for (unsigned d = 0; d < sizes.size(); ++d)
-      if (!dimAxes(dest, d).empty())
-        sizes[d] = localType(dest).getDimSize(d);
-    insert.setStaticSizes(sizes);
-    insert.getResult().setType(localType(insert.getResult()));
-    return success();
-  }
+  };
+  if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op))
+    return localizeSizes(slice, slice.getSource());
+  if (auto insert = dyn_cast<tensor::InsertSliceOp>(op))
+    return localizeSizes(insert, insert.getDest());
 
   // Everything else computes elementwise or by its operand types alone
   // (collapse_shape, concat, pad, softmax, arith, math): its results take

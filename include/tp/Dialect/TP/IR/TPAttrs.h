@@ -16,4 +16,9 @@
 #define GET_ATTRDEF_CLASSES
 #include "tp/Dialect/TP/IR/TPAttrs.h.inc"
 
+namespace mlir::tp {
+/// The names in an array of mesh axis names (StringAttrs).
+SmallVector<StringRef> getAxisNames(ArrayAttr axes);
+} // namespace mlir::tp
+
 #endif // TP_DIALECT_TP_IR_TPATTRS_H
