@@ -9,39 +9,74 @@ no sharding interface there). Upstream runs its two passes nested, as documented
   mlir-opt --pass-pipeline="builtin.module(func.func(sharding-propagation{traversal=
             forward-backward},shard-partition),canonicalize)"
 
-For each N the script prints both wall times (best of --repeat), the pass time per op
-after subtracting each tool's parse+print time on the same file, the speed ratio, and the
-collectives each program ends with.
+Two measures, per N:
 
-Both pipelines end with canonicalize; both verify after every pass unless --no-verify
-(tp-mlir's pipeline has 5 passes to upstream's 3, so verification weighs more on it).
+- wall time of the passes, from each tool's --mlir-timing report (best of --repeat):
+  start-up, parsing and printing are left out. "sharding" is tp-mlir's fold-reshapes,
+  propagate, partition and optimize-collectives against upstream's sharding-propagation
+  and shard-partition; "+canon" adds each pipeline's canonicalize (which works on
+  different programs: tp-mlir's is already clean).
+- with --callgrind, instructions executed inside mlir::PassManager::run (valgrind
+  callgrind, deterministic; slow at large N): the same two comparisons, in instructions
+  per op.
+
+Then the ratio (upstream / tp-mlir, per op: higher is better for tp-mlir) and the
+collectives each program ends with. Both verify after every pass unless --no-verify.
 
 usage: bench_upstream.py [--tp-opt build/bin/tp-opt] [--mlir-opt /usr/lib/llvm-22/bin/mlir-opt]
                          [--layers 1,8,64,256] [--repeat 3] [--tp 4] [--no-verify]
+                         [--callgrind]
 """
 
 import argparse
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-UPSTREAM = ("builtin.module(func.func(sharding-propagation{traversal=forward-backward},"
-            "shard-partition),canonicalize)")
+UPSTREAM_PASSES = ("func.func(sharding-propagation{traversal=forward-backward},"
+                   "shard-partition)")
+TP_PASSES = "tp-fold-reshapes,tp-propagate,tp-partition,tp-optimize-collectives"
+TP_SHARDING = {"FoldReshapesPass", "PropagatePass", "PartitionPass",
+               "OptimizeCollectivesPass"}
+UPSTREAM_SHARDING = {"ShardingPropagation", "Partition"}
+NOT_PASSES = {"root", "Parser", "Output", "Rest", "Total", "'func.func' Pipeline"}
 
 
-def best(cmd, repeat):
-    t = float("inf")
-    out = None
+def pipeline(passes, canonicalize):
+    return f"--pass-pipeline=builtin.module({passes}{',canonicalize' if canonicalize else ''})"
+
+
+def pass_times(cmd, repeat):
+    """Seconds per pass name from --mlir-timing, each the best of `repeat` runs (this
+    machine's wall times vary by up to 2x between runs); the last run's output."""
+    best = {}
+    proc = None
     for _ in range(repeat):
-        start = time.perf_counter()
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        t = min(t, time.perf_counter() - start)
-        out = proc
-    return t, out
+        proc = subprocess.run(cmd + ["--mlir-timing", "--mlir-timing-display=list"],
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            return None, proc
+        times = {}
+        for line in proc.stderr.splitlines():
+            m = re.match(r"\s*([0-9.]+) \(\s*[0-9.]+%\)\s+(.+?)\s*$", line)
+            if m and m.group(2) not in NOT_PASSES:
+                times[m.group(2)] = times.get(m.group(2), 0.0) + float(m.group(1))
+        for name, t in times.items():
+            best[name] = min(best.get(name, t), t)
+    return best, proc
+
+
+def pass_instructions(cmd):
+    """Instructions executed inside mlir::PassManager::run (callgrind)."""
+    proc = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+                           "--toggle-collect=mlir::PassManager::run(*"] + cmd,
+                          capture_output=True, text=True)
+    m = re.search(r"refs:\s+([0-9,]+)", proc.stderr)
+    return int(m.group(1).replace(",", "")) if m else None
 
 
 def count_ops(text):
@@ -67,11 +102,17 @@ def main():
     ap.add_argument("--no-verify", action="store_true",
                     help="pass --verify-each=false to both tools (time the passes' own "
                          "work, not the verifier runs between them)")
+    ap.add_argument("--callgrind", action="store_true",
+                    help="also count instructions inside the pass manager (valgrind)")
     args = ap.parse_args()
     extra = ["--verify-each=false"] if args.no_verify else []
+    if args.callgrind and not shutil.which("valgrind"):
+        sys.exit("--callgrind needs valgrind (apt-get install valgrind)")
 
-    print(f"{'N':>4} {'ops':>7} | {'tp-mlir s':>9} {'us/op':>7} | {'upstream s':>10} {'us/op':>7} |"
-          f" {'speedup/op':>10} | collectives tp-mlir / upstream")
+    print("pass wall time per op (us), from --mlir-timing, best of", args.repeat)
+    print(f"{'N':>4} {'ops':>7} | {'tp-mlir':>8} {'upstream':>8} {'ratio':>6} |"
+          f" {'tp+canon':>8} {'up+canon':>8} {'ratio':>6} | collectives tp-mlir / upstream")
+    files = []
     with tempfile.TemporaryDirectory() as tmp:
         for n in [int(x) for x in args.layers.split(",")]:
             gen = [sys.executable, os.path.join(HERE, "gen_gpt.py"), "--no-attention",
@@ -83,21 +124,40 @@ def main():
             with open(theirs, "w") as f:
                 subprocess.run(gen + ["--upstream"], check=True, stdout=f)
             ops = count_ops(open(ours).read())
+            files.append((n, ops, ours, theirs))
 
-            base_tp, _ = best([args.tp_opt, ours], args.repeat)
-            t_tp, out_tp = best([args.tp_opt, ours, "--tp-spmd"] + extra, args.repeat)
-            base_up, _ = best([args.mlir_opt, theirs], args.repeat)
-            t_up, out_up = best([args.mlir_opt, theirs, f"--pass-pipeline={UPSTREAM}"] + extra,
-                                args.repeat)
-            if out_tp.returncode != 0 or out_up.returncode != 0:
+            t_tp, out_tp = pass_times([args.tp_opt, ours, "--tp-spmd"] + extra, args.repeat)
+            t_up, out_up = pass_times([args.mlir_opt, theirs, pipeline(UPSTREAM_PASSES, True)]
+                                      + extra, args.repeat)
+            if t_tp is None or t_up is None:
                 print(f"{n:>4}: failed (tp-mlir rc {out_tp.returncode}, upstream rc "
                       f"{out_up.returncode})\n{out_tp.stderr[-500:]}{out_up.stderr[-500:]}")
                 continue
-            per_tp = max(t_tp - base_tp, 1e-9) / ops * 1e6
-            per_up = max(t_up - base_up, 1e-9) / ops * 1e6
-            print(f"{n:>4} {ops:>7} | {t_tp:>9.3f} {per_tp:>7.2f} | {t_up:>10.3f} {per_up:>7.2f} |"
-                  f" {per_up / per_tp:>9.1f}x | {collectives(out_tp.stdout, 'tp')} / "
+            tp_sharding = sum(v for k, v in t_tp.items() if k in TP_SHARDING)
+            up_sharding = sum(v for k, v in t_up.items() if k in UPSTREAM_SHARDING)
+            tp_all, up_all = sum(t_tp.values()), sum(t_up.values())
+            us = lambda t: t / ops * 1e6
+            print(f"{n:>4} {ops:>7} | {us(tp_sharding):>8.2f} {us(up_sharding):>8.2f}"
+                  f" {up_sharding / tp_sharding:>5.1f}x | {us(tp_all):>8.2f} {us(up_all):>8.2f}"
+                  f" {up_all / tp_all:>5.1f}x | {collectives(out_tp.stdout, 'tp')} / "
                   f"{collectives(out_up.stdout, 'shard')}")
+
+        if not args.callgrind:
+            return
+        print("\ninstructions per op inside the pass manager (callgrind)")
+        print(f"{'N':>4} {'ops':>7} | {'tp-mlir':>8} {'upstream':>8} {'ratio':>6} |"
+              f" {'tp+canon':>8} {'up+canon':>8} {'ratio':>6}")
+        for n, ops, ours, theirs in files:
+            row = []
+            for canonicalize in (False, True):
+                tp_cmd = [args.tp_opt, ours, pipeline(TP_PASSES, canonicalize), "-o",
+                          os.devnull] + extra
+                up_cmd = [args.mlir_opt, theirs, pipeline(UPSTREAM_PASSES, canonicalize),
+                          "-o", os.devnull] + extra
+                a, b = pass_instructions(tp_cmd), pass_instructions(up_cmd)
+                row += [a / ops, b / ops, b / a] if a and b else [0, 0, 0]
+            print(f"{n:>4} {ops:>7} | {row[0]:>8.0f} {row[1]:>8.0f} {row[2]:>5.1f}x |"
+                  f" {row[3]:>8.0f} {row[4]:>8.0f} {row[5]:>5.1f}x")
 
 
 if __name__ == "__main__":

@@ -46,6 +46,90 @@ FailureOr<ShardingRule> mlir::tp::getShardingRule(Operation *op) {
 }
 
 //===----------------------------------------------------------------------===//
+// Shared rules
+//===----------------------------------------------------------------------===//
+
+/// A hash of what a rule may depend on (name, properties, types, the number
+/// of ops in each region); equal structures hash equally.
+static unsigned structuralHash(Operation *op) {
+  llvm::hash_code hash =
+      llvm::hash_combine(op->getName().getAsOpaquePointer(),
+                         op->hashProperties(), op->getNumRegions());
+  for (Type t : op->getOperandTypes())
+    hash = llvm::hash_combine(hash, t.getAsOpaquePointer());
+  for (Type t : op->getResultTypes())
+    hash = llvm::hash_combine(hash, t.getAsOpaquePointer());
+  for (Region &region : op->getRegions())
+    for (Block &block : region)
+      hash = llvm::hash_combine(hash, block.getOperations().size());
+  return static_cast<unsigned>(hash);
+}
+
+/// True when `a` and `b` are the same computation up to their operands,
+/// which need only have the same types: same name, properties and result
+/// types, and bodies equal op for op, with values inside them used the same
+/// way. `inner` maps values defined inside `a` to their counterparts in `b`.
+static bool sameStructure(Operation *a, Operation *b,
+                          DenseMap<Value, Value> &inner, bool nested) {
+  if (a->getName() != b->getName() ||
+      a->getNumOperands() != b->getNumOperands() ||
+      a->getNumResults() != b->getNumResults() ||
+      a->getNumRegions() != b->getNumRegions() ||
+      !a->getName().compareOpProperties(a->getPropertiesStorage(),
+                                        b->getPropertiesStorage()))
+    return false;
+  for (auto [x, y] : llvm::zip(a->getOperands(), b->getOperands())) {
+    auto it = inner.find(x);
+    if (it != inner.end() ? it->second != y : x.getType() != y.getType())
+      return false;
+  }
+  for (auto [x, y] : llvm::zip(a->getResults(), b->getResults())) {
+    if (x.getType() != y.getType())
+      return false;
+    // Results of the compared ops themselves are not used inside them.
+    if (nested)
+      inner[x] = y;
+  }
+  for (auto [ra, rb] : llvm::zip(a->getRegions(), b->getRegions())) {
+    if (ra.getBlocks().size() != rb.getBlocks().size())
+      return false;
+    for (auto [ba, bb] : llvm::zip(ra, rb)) {
+      if (ba.getNumArguments() != bb.getNumArguments() ||
+          ba.getOperations().size() != bb.getOperations().size())
+        return false;
+      for (auto [x, y] : llvm::zip(ba.getArguments(), bb.getArguments())) {
+        if (x.getType() != y.getType())
+          return false;
+        inner[x] = y;
+      }
+      for (auto [oa, ob] : llvm::zip(ba, bb))
+        if (!sameStructure(&oa, &ob, inner, /*nested=*/true))
+          return false;
+    }
+  }
+  return true;
+}
+
+const ShardingRule *ShardingRuleCache::get(Operation *op) {
+  if (!isa<ShardingRuleOpInterface>(op))
+    return nullptr;
+  SmallVector<Entry, 1> &bucket = entries[structuralHash(op)];
+  for (const Entry &e : bucket) {
+    DenseMap<Value, Value> inner;
+    if (sameStructure(e.representative, op, inner, /*nested=*/false))
+      return e.rule;
+  }
+  FailureOr<ShardingRule> rule = getShardingRule(op);
+  const ShardingRule *stored = nullptr;
+  if (succeeded(rule)) {
+    storage.push_back(std::move(*rule));
+    stored = &storage.back();
+  }
+  bucket.push_back({op, stored});
+  return stored;
+}
+
+//===----------------------------------------------------------------------===//
 // Rule builders
 //===----------------------------------------------------------------------===//
 

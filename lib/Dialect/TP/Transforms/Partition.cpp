@@ -100,32 +100,40 @@ LogicalResult FunctionPartitioner::record() {
         index, TPDialect::kShardingAttrName);
     globals[arg] = {type, sharding ? sharding : replicated(type.getRank())};
   }
-  WalkResult walk = func.getFunctionBody().walk([&](Operation *op) {
-    if (isa<ShardingRuleOpInterface>(op))
-      ruled.insert(op);
-    ShardingAttr own = getOwnSharding(op);
-    auto shardings =
-        op->getAttrOfType<ArrayAttr>(TPDialect::kShardingsAttrName);
-    for (auto [i, result] : llvm::enumerate(op->getResults())) {
-      auto type = dyn_cast<RankedTensorType>(result.getType());
-      if (!type)
-        continue;
-      ShardingAttr s = own;
-      if (!s && shardings)
-        s = dyn_cast<ShardingAttr>(shardings[i]);
-      if (!s) {
-        // Values inside a ruled op's region (none today) or ops that
-        // propagation never saw: nothing to partition against.
-        if (op->getParentOfType<linalg::LinalgOp>())
-          continue;
-        op->emitOpError() << "result #" << i
-                          << " has no sharding; run --tp-propagate first";
-        return WalkResult::interrupt();
-      }
-      globals[result] = {type, s};
-    }
-    return WalkResult::advance();
-  });
+  StringAttr shardingsName =
+      StringAttr::get(func->getContext(), TPDialect::kShardingsAttrName);
+  WalkResult walk =
+      func.getFunctionBody().walk<WalkOrder::PreOrder>([&](Operation *op) {
+        bool isRuled = isa<ShardingRuleOpInterface>(op);
+        if (isRuled)
+          ruled.insert(op);
+        // Bodies of ruled ops (linalg payloads) work on scalars.
+        WalkResult next = isRuled ? WalkResult::skip() : WalkResult::advance();
+        if (llvm::none_of(op->getResultTypes(),
+                          llvm::IsaPred<RankedTensorType>))
+          return next;
+        ShardingAttr own = getOwnSharding(op);
+        auto shardings = op->getAttrOfType<ArrayAttr>(shardingsName);
+        for (auto [i, result] : llvm::enumerate(op->getResults())) {
+          auto type = dyn_cast<RankedTensorType>(result.getType());
+          if (!type)
+            continue;
+          ShardingAttr s = own;
+          if (!s && shardings)
+            s = dyn_cast<ShardingAttr>(shardings[i]);
+          if (!s) {
+            // Values inside a ruled op's region (none today) or ops that
+            // propagation never saw: nothing to partition against.
+            if (op->getParentOfType<linalg::LinalgOp>())
+              continue;
+            op->emitOpError() << "result #" << i
+                              << " has no sharding; run --tp-propagate first";
+            return WalkResult::interrupt();
+          }
+          globals[result] = {type, s};
+        }
+        return next;
+      });
   return failure(walk.wasInterrupted());
 }
 
@@ -153,29 +161,48 @@ static bool isZeroFill(Value v) {
 }
 
 LogicalResult FunctionPartitioner::partitionLinalg(linalg::LinalgOp op) {
+  // Inits are local already; results take their types.
+  auto setResultTypes = [&] {
+    OperandRange inits = op.getDpsInits();
+    for (OpResult result : op->getResults())
+      result.setType(inits[result.getResultNumber()].getType());
+  };
+  // Nothing split and nothing pending: only the types change.
+  auto isSplit = [&](Value v) {
+    auto it = globals.find(v);
+    return it != globals.end() && !it->second.sharding.isFullyReplicated();
+  };
+  if (llvm::none_of(op->getOperands(), isSplit) &&
+      llvm::none_of(op->getResults(), isSplit)) {
+    setResultTypes();
+    return success();
+  }
+  // Named ops build their maps on each query: ask once.
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  unsigned numLoops = maps.empty() ? 0 : maps.front().getNumDims();
   // Which axes split each loop: read off any tensor that has the loop as a
   // dimension (they agree after propagation).
-  SmallVector<SmallVector<StringRef>> loopAxes(op.getNumLoops());
+  SmallVector<SmallVector<StringRef>> loopAxes(numLoops);
   // Global loop sizes (the operands may already have shard types).
-  SmallVector<int64_t> loopSizes(op.getNumLoops(), ShapedType::kDynamic);
-  SmallVector<bool> seen(op.getNumLoops(), false);
+  SmallVector<int64_t> loopSizes(numLoops, ShapedType::kDynamic);
+  SmallVector<bool> seen(numLoops, false);
   auto note = [&](Value v, AffineMap map) {
-    if (!globals.count(v))
+    auto it = globals.find(v);
+    if (it == globals.end())
       return;
     for (auto [d, expr] : llvm::enumerate(map.getResults()))
       if (auto dim = dyn_cast<AffineDimExpr>(expr)) {
         unsigned loop = dim.getPosition();
         if (!seen[loop]) {
-          loopAxes[loop] = dimAxes(v, d);
-          loopSizes[loop] = globals.at(v).type.getDimSize(d);
+          loopAxes[loop] = it->second.sharding.getDimAxes(d);
+          loopSizes[loop] = it->second.type.getDimSize(d);
           seen[loop] = true;
         }
       }
   };
-  // Named ops build their maps on each query: ask once.
-  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  unsigned numInputs = op.getNumDpsInputs();
   for (OpResult result : op->getResults())
-    note(result, maps[op.getNumDpsInputs() + result.getResultNumber()]);
+    note(result, maps[numInputs + result.getResultNumber()]);
   for (OpOperand &operand : op->getOpOperands())
     note(operand.get(), maps[operand.getOperandNumber()]);
 
@@ -222,8 +249,7 @@ LogicalResult FunctionPartitioner::partitionLinalg(linalg::LinalgOp op) {
       index.getResult().replaceAllUsesExcept(shifted, shifted.getDefiningOp());
     }
   }
-  for (OpResult result : op->getResults())
-    result.setType(op.getDpsInits()[result.getResultNumber()].getType());
+  setResultTypes();
   return success();
 }
 

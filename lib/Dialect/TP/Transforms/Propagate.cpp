@@ -152,6 +152,8 @@ private:
   struct Candidate {
     AxisList axes;
     StringRef origin;
+    /// The operand (or numOperands + result) that proposed the axes.
+    int source = -1;
   };
   using Decision = SmallVector<Candidate>;
   /// Per factor, the axes `s` puts on it; false when some split of `s` is not
@@ -163,7 +165,25 @@ private:
   FailureOr<Sharding> compose(const ShardingRule::TensorFactors &tf,
                               const ShardingRule &rule,
                               ArrayRef<Candidate> decision, bool isResult);
-  Decision decide(Operation *op, const ShardingRule &rule, bool final);
+  /// A decision and what it implies: each operand's and result's sharding
+  /// (none for a non-tensor, or where the decision is inexpressible), and
+  /// which operand (or numOperands + result) proposed the first split axes.
+  struct Outcome {
+    Decision decision;
+    SmallVector<std::optional<Sharding>> operands, results;
+    int originSource = -1;
+  };
+  /// The op's outcome, memoized per rule and current shardings of its
+  /// tensors (the layers of a stack repeat the same decisions); computed by
+  /// `decideNew`. Stays valid for the propagator's lifetime.
+  const Outcome &decide(Operation *op, const ShardingRule &rule, bool final);
+  Decision decideNew(Operation *op, const ShardingRule &rule, bool final);
+  Outcome makeOutcome(Operation *op, const ShardingRule &rule,
+                      Decision decision);
+  /// The origin recorded for operand (or numOperands + result) `source`.
+  StringRef originOf(Operation *op, int source);
+  DenseMap<ArrayRef<const void *>, const Outcome *> outcomeIndex;
+  std::deque<Outcome> outcomes;
   double localBytes(Value v, const Sharding &s);
   int64_t groupSize(ArrayRef<StringRef> axes);
   int64_t axisSize(StringRef axis);
@@ -187,8 +207,15 @@ private:
   /// them whole).
   bool splitTokensOfReduction(Operation *op, const ShardingRule &rule,
                               Decision &decision,
-                              function_ref<Sharding(Value)> finalOf);
+                              function_ref<const Sharding &(Value)> finalOf);
   Value rematerialize(Value v, const Sharding &target);
+  /// The replicated sharding of rank `rank`, built once.
+  const Sharding &replicatedOf(unsigned rank) {
+    while (replicatedByRank.size() <= rank)
+      replicatedByRank.push_back(Sharding::replicated(replicatedByRank.size()));
+    return replicatedByRank[rank];
+  }
+  std::deque<Sharding> replicatedByRank;
 
   FunctionOpInterface func;
   MeshOp mesh;
@@ -202,8 +229,9 @@ private:
   StringRef rematerializedFor;
   SmallVector<std::optional<Sharding>> resultConstraints;
   SmallVector<StringRef> resultConstraintOrigins;
-  DenseMap<Operation *, std::optional<ShardingRule>> rules;
-  std::map<std::vector<const void *>, ShardingAttr> attrs;
+  DenseMap<Operation *, const ShardingRule *> rules;
+  ShardingRuleCache ruleCache;
+  DenseMap<ArrayRef<const void *>, ShardingAttr> attrs;
   /// The single-result tp.shardings array of each distinct sharding.
   DenseMap<ShardingAttr, ArrayAttr> singleResultArrays;
   llvm::BumpPtrAllocator allocator;
@@ -372,9 +400,93 @@ FunctionPropagator::compose(const ShardingRule::TensorFactors &tf,
   return s;
 }
 
-FunctionPropagator::Decision
+const FunctionPropagator::Outcome &
 FunctionPropagator::decide(Operation *op, const ShardingRule &rule,
                            bool final) {
+  // A decision depends on the rule (which fixes the types) and on what each
+  // tensor has now; only the origins of the chosen axes are per op.
+  static const char kMarkers[4] = {};
+  const void *kNoTensor = &kMarkers[0], *kRematerializable = &kMarkers[1],
+             *kUnknown = &kMarkers[2], *kDimEnd = &kMarkers[3];
+  SmallVector<const void *, 32> key;
+  key.push_back(&rule);
+  auto addKey = [&](Value v, bool isResult) {
+    if (!isTensor(v)) {
+      key.push_back(kNoTensor);
+      return;
+    }
+    if (!isResult && isRematerializable(v)) {
+      key.push_back(kRematerializable);
+      return;
+    }
+    const Sharding *s = isResult ? current(v, false) : current(v, final);
+    if (!s) {
+      key.push_back(kUnknown);
+      return;
+    }
+    for (const AxisList &axes : s->dims) {
+      for (StringRef a : axes)
+        key.push_back(a.data());
+      key.push_back(kDimEnd);
+    }
+    for (StringRef a : s->partial)
+      key.push_back(a.data());
+    key.push_back(nullptr);
+  };
+  for (Value v : op->getOperands())
+    addKey(v, false);
+  for (Value v : op->getResults())
+    addKey(v, true);
+  auto it = outcomeIndex.find(ArrayRef<const void *>(key));
+  if (it != outcomeIndex.end())
+    return *it->second;
+  const void **stored = allocator.Allocate<const void *>(key.size());
+  llvm::copy(key, stored);
+  outcomes.push_back(makeOutcome(op, rule, decideNew(op, rule, final)));
+  outcomeIndex[ArrayRef<const void *>(stored, key.size())] = &outcomes.back();
+  return outcomes.back();
+}
+
+FunctionPropagator::Outcome
+FunctionPropagator::makeOutcome(Operation *op, const ShardingRule &rule,
+                                Decision decision) {
+  Outcome outcome;
+  outcome.decision = std::move(decision);
+  auto implied = [&](Value v, const ShardingRule::TensorFactors &tf,
+                     bool isResult) -> std::optional<Sharding> {
+    if (!isTensor(v))
+      return std::nullopt;
+    FailureOr<Sharding> s = compose(tf, rule, outcome.decision, isResult);
+    if (failed(s))
+      return std::nullopt;
+    return std::move(*s);
+  };
+  for (auto [operand, tf] : llvm::zip(op->getOperands(), rule.getOperands()))
+    outcome.operands.push_back(implied(operand, tf, false));
+  for (auto [result, tf] : llvm::zip(op->getResults(), rule.getResults()))
+    outcome.results.push_back(implied(result, tf, true));
+  for (const Candidate &c : outcome.decision)
+    if (!c.axes.empty()) {
+      outcome.originSource = c.source;
+      break;
+    }
+  return outcome;
+}
+
+StringRef FunctionPropagator::originOf(Operation *op, int source) {
+  if (source < 0)
+    return StringRef();
+  unsigned numOperands = op->getNumOperands();
+  Value v = static_cast<unsigned>(source) < numOperands
+                ? op->getOperand(source)
+                : op->getResult(source - numOperands);
+  auto state = states.find(v);
+  return state != states.end() ? state->second.origin : StringRef();
+}
+
+FunctionPropagator::Decision
+FunctionPropagator::decideNew(Operation *op, const ShardingRule &rule,
+                              bool final) {
   unsigned numFactors = rule.getNumFactors();
   // Nothing proposes a split: every factor stays whole (the common case in
   // replicated regions), without building proposals.
@@ -392,6 +504,7 @@ FunctionPropagator::decide(Operation *op, const ShardingRule &rule,
     return Decision(numFactors);
   // Every tensor of the op with its factors and current sharding.
   struct Entry {
+    int index;
     Value value;
     const ShardingRule::TensorFactors *factors;
     const Sharding *sharding;
@@ -400,12 +513,13 @@ FunctionPropagator::decide(Operation *op, const ShardingRule &rule,
     StringRef origin;
   };
   SmallVector<Entry> entries;
-  auto addEntry = [&](Value v, const ShardingRule::TensorFactors &tf,
+  auto addEntry = [&](int index, Value v, const ShardingRule::TensorFactors &tf,
                       bool isResult) {
     if (!isTensor(v) || (!isResult && isRematerializable(v)))
       return;
-    Entry e{v,  &tf,      isResult ? current(v, false) : current(v, final),
-            {}, isResult, ""};
+    Entry e{
+        index, v,        &tf, isResult ? current(v, false) : current(v, final),
+        {},    isResult, ""};
     if (e.sharding) {
       project(*e.sharding, tf, rule, e.projected);
       auto it = states.find(v);
@@ -414,10 +528,12 @@ FunctionPropagator::decide(Operation *op, const ShardingRule &rule,
     }
     entries.push_back(std::move(e));
   };
+  int index = 0;
   for (auto [operand, tf] : llvm::zip(op->getOperands(), rule.getOperands()))
-    addEntry(operand, tf, false);
+    addEntry(index++, operand, tf, false);
+  index = op->getNumOperands();
   for (auto [result, tf] : llvm::zip(op->getResults(), rule.getResults()))
-    addEntry(result, tf, true);
+    addEntry(index++, result, tf, true);
 
   double iterationPoints = 1;
   for (unsigned f = 0; f < numFactors; ++f)
@@ -468,7 +584,7 @@ FunctionPropagator::decide(Operation *op, const ShardingRule &rule,
       if (llvm::none_of(candidates, [&](const Candidate &c) {
             return c.axes == e.projected[f];
           }))
-        candidates.push_back({e.projected[f], e.origin});
+        candidates.push_back({e.projected[f], e.origin, e.index});
     }
     return candidates;
   };
@@ -606,23 +722,14 @@ void FunctionPropagator::propagate() {
     const ShardingRule *rule = ruleOf(op);
     if (!rule)
       continue;
-    Decision decision = decide(op, *rule, /*final=*/false);
-    StringRef origin;
-    for (const Candidate &c : decision)
-      if (!c.axes.empty()) {
-        origin = c.origin;
-        break;
-      }
-    for (auto [operand, tf] : llvm::zip(op->getOperands(), rule->getOperands()))
-      if (isTensor(operand))
-        if (FailureOr<Sharding> s = compose(tf, *rule, decision, false);
-            succeeded(s))
-          extend(operand, *s, origin);
-    for (auto [result, tf] : llvm::zip(op->getResults(), rule->getResults()))
-      if (isTensor(result))
-        if (FailureOr<Sharding> s = compose(tf, *rule, decision, true);
-            succeeded(s))
-          extend(result, *s, origin);
+    const Outcome &outcome = decide(op, *rule, /*final=*/false);
+    StringRef origin = originOf(op, outcome.originSource);
+    for (auto [operand, s] : llvm::zip(op->getOperands(), outcome.operands))
+      if (s)
+        extend(operand, *s, origin);
+    for (auto [result, s] : llvm::zip(op->getResults(), outcome.results))
+      if (s)
+        extend(result, *s, origin);
   }
 }
 
@@ -649,7 +756,7 @@ Value FunctionPropagator::reshardTo(Value v, const Sharding &target) {
 
 bool FunctionPropagator::splitTokensOfReduction(
     Operation *op, const ShardingRule &rule, Decision &decision,
-    function_ref<Sharding(Value)> finalOf) {
+    function_ref<const Sharding &(Value)> finalOf) {
   llvm::StringSet<> used;
   for (const Candidate &c : decision)
     for (StringRef a : c.axes)
@@ -735,10 +842,10 @@ LogicalResult FunctionPropagator::finalize() {
                       : Sharding::replicated(
                             cast<RankedTensorType>(arg.getType()).getRank());
     }
-  auto finalOf = [&](Value v) -> Sharding {
+  auto finalOf = [&](Value v) -> const Sharding & {
     if (const Sharding *s = current(v, true))
       return *s;
-    return Sharding::replicated(cast<RankedTensorType>(v.getType()).getRank());
+    return replicatedOf(cast<RankedTensorType>(v.getType()).getRank());
   };
   auto require = [&](OpOperand &use, const Sharding &target) {
     if (finalOf(use.get()) == target)
@@ -801,36 +908,28 @@ LogicalResult FunctionPropagator::finalize() {
               cast<RankedTensorType>(r.getType()).getRank());
       continue;
     }
-    Decision decision = decide(op, *rule, /*final=*/true);
-    for (const Candidate &c : decision)
-      if (!c.axes.empty()) {
-        resultOrigins[op] = c.origin;
-        break;
-      }
+    const Outcome *outcome = &decide(op, *rule, /*final=*/true);
+    if (outcome->originSource >= 0)
+      resultOrigins[op] = originOf(op, outcome->originSource);
     rematerializedFor = resultOrigins.lookup(op);
+    // Sequence parallelism may change the decision.
+    Outcome adjusted;
     // Pending sums flow on through ops linear in them (same split, same
     // pending axes); any other use reduces them first.
-    SmallVector<Sharding> implied;
     SmallVector<bool> partialIn;
     AxisList passedPartial;
     auto analyze = [&]() -> LogicalResult {
-      implied.clear();
       partialIn.assign(op->getNumOperands(), false);
       passedPartial.clear();
       std::optional<AxisList> pending;
       bool samePending = true;
-      for (auto [use, tf] :
-           llvm::zip(op->getOpOperands(), rule->getOperands())) {
-        FailureOr<Sharding> s = isTensor(use.get())
-                                    ? compose(tf, *rule, decision, false)
-                                    : FailureOr<Sharding>(Sharding());
-        if (failed(s))
-          return op->emitOpError(
-              "internal error: inexpressible operand sharding");
-        implied.push_back(*s);
+      for (auto [use, s] : llvm::zip(op->getOpOperands(), outcome->operands)) {
         if (!isTensor(use.get()))
           continue;
-        Sharding have = finalOf(use.get());
+        if (!s)
+          return op->emitOpError(
+              "internal error: inexpressible operand sharding");
+        const Sharding &have = finalOf(use.get());
         if (have.partial.empty() || have.dims != s->dims)
           continue;
         partialIn[use.getOperandNumber()] = true;
@@ -848,28 +947,38 @@ LogicalResult FunctionPropagator::finalize() {
       return failure();
     // With sequence parallelism, a sum that this op must reduce is
     // reduce-scattered over the tokens instead.
-    if (options.sequenceParallel && passedPartial.empty() &&
-        splitTokensOfReduction(op, *rule, decision, finalOf) &&
-        failed(analyze()))
-      return failure();
-    for (OpOperand &use : op->getOpOperands()) {
+    if (options.sequenceParallel && passedPartial.empty()) {
+      Decision decision = outcome->decision;
+      if (splitTokensOfReduction(op, *rule, decision, finalOf)) {
+        adjusted = makeOutcome(op, *rule, std::move(decision));
+        outcome = &adjusted;
+        if (failed(analyze()))
+          return failure();
+      }
+    }
+    for (auto [use, implied] :
+         llvm::zip(op->getOpOperands(), outcome->operands)) {
       if (!isTensor(use.get()))
         continue;
-      Sharding target = implied[use.getOperandNumber()];
-      if (partialIn[use.getOperandNumber()])
-        target.partial = passedPartial;
+      if (!partialIn[use.getOperandNumber()]) {
+        require(use, *implied);
+        continue;
+      }
+      Sharding target = *implied;
+      target.partial = passedPartial;
       require(use, target);
     }
-    for (auto [result, tf] : llvm::zip(op->getResults(), rule->getResults())) {
+    for (auto [result, implied] :
+         llvm::zip(op->getResults(), outcome->results)) {
       if (!isTensor(result))
         continue;
-      FailureOr<Sharding> s = compose(tf, *rule, decision, true);
-      if (failed(s))
+      if (!implied)
         return op->emitOpError("internal error: inexpressible result sharding");
+      Sharding &s = finals[result];
+      s = *implied;
       for (StringRef axis : passedPartial)
-        if (!llvm::is_contained(s->partial, axis))
-          s->partial.push_back(axis);
-      finals[result] = *s;
+        if (!llvm::is_contained(s.partial, axis))
+          s.partial.push_back(axis);
     }
   }
   return success();
@@ -974,29 +1083,30 @@ void FunctionPropagator::write() {
 ShardingAttr FunctionPropagator::attrOf(const Sharding &s) {
   // Axis names all come from uniqued StringAttrs: their data pointers
   // identify them. Null separates dimensions; the partial list comes last.
-  std::vector<const void *> key;
+  SmallVector<const void *, 16> key;
   for (const AxisList &axes : s.dims) {
     for (StringRef a : axes)
       key.push_back(a.data());
     key.push_back(nullptr);
   }
-  key.push_back(&key); // marks the partial list
+  key.push_back(&attrs); // marks the partial list
   for (StringRef a : s.partial)
     key.push_back(a.data());
-  auto [it, inserted] = attrs.try_emplace(std::move(key));
-  if (inserted)
-    it->second = s.toAttr(func->getContext(), meshRef);
-  return it->second;
+  auto it = attrs.find(ArrayRef<const void *>(key));
+  if (it != attrs.end())
+    return it->second;
+  const void **stored = allocator.Allocate<const void *>(key.size());
+  llvm::copy(key, stored);
+  ShardingAttr attr = s.toAttr(func->getContext(), meshRef);
+  attrs[ArrayRef<const void *>(stored, key.size())] = attr;
+  return attr;
 }
 
 const ShardingRule *FunctionPropagator::ruleOf(Operation *op) {
-  auto [it, inserted] = rules.try_emplace(op);
-  if (inserted) {
-    FailureOr<ShardingRule> rule = getShardingRule(op);
-    if (succeeded(rule))
-      it->second = std::move(*rule);
-  }
-  return it->second ? &*it->second : nullptr;
+  auto [it, inserted] = rules.try_emplace(op, nullptr);
+  if (inserted)
+    it->second = ruleCache.get(op);
+  return it->second;
 }
 
 LogicalResult FunctionPropagator::run() {

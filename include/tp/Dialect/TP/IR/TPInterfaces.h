@@ -9,6 +9,8 @@
 
 #include "mlir/IR/OpDefinition.h"
 #include "tp/Dialect/TP/IR/ShardingRule.h"
+#include "llvm/ADT/DenseMap.h"
+#include <deque>
 
 #include "tp/Dialect/TP/IR/TPInterfaces.h.inc"
 
@@ -25,6 +27,26 @@ void registerShardingRuleModels(DialectRegistry &registry);
 
 /// The rule of `op`, or failure when it has none.
 FailureOr<ShardingRule> getShardingRule(Operation *op);
+
+/// Rules shared among ops of the same structure. A rule depends only on an
+/// op's name, properties, operand and result types and region bodies, so the
+/// 64 identical layers of a stack need one rule per distinct op of a layer.
+/// Ops are compared with the first op seen of their structure (the
+/// representative), which must stay alive while the cache is used.
+class ShardingRuleCache {
+public:
+  /// The rule of `op`, or null when it has none; owned by the cache.
+  const ShardingRule *get(Operation *op);
+
+private:
+  struct Entry {
+    Operation *representative;
+    const ShardingRule *rule;
+  };
+  /// Representatives by structural hash.
+  DenseMap<unsigned, SmallVector<Entry, 1>> entries;
+  std::deque<ShardingRule> storage;
+};
 
 /// True when `op`'s results are linear in the operands marked in `partial`
 /// taken together (the others held fixed): f(sum_i x_i, c) = sum_i f(x_i, c).
