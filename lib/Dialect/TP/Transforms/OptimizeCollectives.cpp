@@ -100,7 +100,9 @@ SmallVector<Operation *> collectCollectives(Operation *root) {
 
 /// Merges identical collectives of one block (the first dominates the rest);
 /// candidates are bucketed by a structural hash.
-void mergeDuplicates(ArrayRef<Operation *> collectives) {
+/// Returns true when some collective was merged.
+bool mergeDuplicates(ArrayRef<Operation *> collectives) {
+  bool merged = false;
   DenseMap<std::pair<Block *, llvm::hash_code>, SmallVector<Operation *, 1>>
       seen;
   for (Operation *op : collectives) {
@@ -122,7 +124,9 @@ void mergeDuplicates(ArrayRef<Operation *> collectives) {
     }
     op->replaceAllUsesWith(same);
     op->erase();
+    merged = true;
   }
+  return merged;
 }
 
 struct OptimizeCollectivesPass
@@ -131,7 +135,7 @@ struct OptimizeCollectivesPass
     SmallVector<Operation *> collectives = collectCollectives(getOperation());
     if (collectives.empty())
       return markAllAnalysesPreserved();
-    mergeDuplicates(collectives);
+    bool changed = mergeDuplicates(collectives);
     // The patterns only match at collectives: apply them to those (and to
     // what they create) rather than walking every op with a rewrite driver.
     collectives = collectCollectives(getOperation());
@@ -140,7 +144,10 @@ struct OptimizeCollectivesPass
         &getContext());
     GreedyRewriteConfig config;
     config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
-    (void)applyOpPatternsGreedily(collectives, std::move(patterns), config);
+    bool rewritten = false;
+    (void)applyOpPatternsGreedily(collectives, std::move(patterns), config,
+                                  &rewritten);
+    changed |= rewritten;
     // Collectives nobody reads, and the ones feeding only those.
     SmallVector<Operation *> dead;
     for (Operation *op : collectCollectives(getOperation()))
@@ -150,11 +157,15 @@ struct OptimizeCollectivesPass
       Operation *op = dead.pop_back_val();
       SmallVector<Value> operands(op->getOperands());
       op->erase();
+      changed = true;
       for (Value v : operands)
         if (Operation *def = v.getDefiningOp();
             def && isCollective(def) && def->use_empty())
           dead.push_back(def);
     }
+    // Unchanged IR needs no second verification.
+    if (!changed)
+      markAllAnalysesPreserved();
   }
 };
 
