@@ -1,0 +1,276 @@
+/*===- tprt.h - The tp-mlir SPMD runtime, C API ------------------*- C -*-===*\
+|*                                                                            *|
+|* Part of tp-mlir, under the Apache License v2.0 with LLVM Exceptions.       *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+/*
+ * tprt runs compiled tp-mlir programs SPMD: one copy per device of a mesh.
+ * This header is the whole public surface; it needs no MLIR.
+ *
+ * Conventions:
+ *  - Every fallible call returns a `tprt_status`: NULL means success; anything
+ *    else is an error that the caller owns and releases with
+ *    tprt_status_free(). Outputs come last in argument lists.
+ *  - Meshes are row-major: device d has coordinates (c0, c1, ...) with
+ *    d = (c0 * size1 + c1) * size2 + ... . A group of mesh axes (`tprt_axes`,
+ *    an ordered list of axis indices) is the set of devices that share a
+ *    device's coordinates on every other axis; a member's position in the
+ *    group is its coordinates on the listed axes, linearized in the listed
+ *    order (the first axis is the most significant).
+ *  - Tensors are dense and row-major; shapes are int64_t arrays.
+ *
+ * Thread safety: a communicator belongs to one rank and is used by one thread
+ * at a time; different ranks' communicators are used concurrently (that is
+ * the point). Worlds, statuses and the pure functions below are safe to use
+ * from any thread.
+ */
+
+#ifndef TPRT_TPRT_H
+#define TPRT_TPRT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define TPRT_API __declspec(dllexport)
+#else
+#define TPRT_API __attribute__((visibility("default")))
+#endif
+
+/*===----------------------------------------------------------------------===*
+ * Status
+ *===----------------------------------------------------------------------===*/
+
+typedef enum tprt_code {
+  TPRT_OK = 0,
+  /* A bad argument: shape, dtype, count, axis, a missing file. */
+  TPRT_INVALID_ARGUMENT = 1,
+  /* Ranks of one group called different collectives or sizes. */
+  TPRT_MISMATCH = 2,
+  /* A rank waited longer than the world's timeout for its group. */
+  TPRT_TIMEOUT = 3,
+  /* Another rank failed; this one stopped instead of waiting for it. */
+  TPRT_ABORTED = 4,
+  /* Reading or writing a file failed. */
+  TPRT_IO_ERROR = 5,
+  /* Out of memory, or a broken invariant of the runtime itself. */
+  TPRT_INTERNAL = 6,
+} tprt_code;
+
+/* An error with a message; NULL means success. Owned by whoever received it. */
+typedef struct tprt_status_s *tprt_status;
+
+/* TPRT_OK for NULL. */
+TPRT_API tprt_code tprt_status_code(tprt_status status);
+/* "" for NULL. Valid until the status is freed. */
+TPRT_API const char *tprt_status_message(tprt_status status);
+/* Accepts NULL. */
+TPRT_API void tprt_status_free(tprt_status status);
+/* A new status (NULL for TPRT_OK); `message` is copied. */
+TPRT_API tprt_status tprt_status_create(tprt_code code, const char *message);
+/* The name of a code, e.g. "MISMATCH". */
+TPRT_API const char *tprt_code_name(tprt_code code);
+
+/*===----------------------------------------------------------------------===*
+ * Element types and reductions
+ *===----------------------------------------------------------------------===*/
+
+typedef enum tprt_dtype {
+  TPRT_F32 = 0,
+  TPRT_F64 = 1,
+  /* IEEE half and bfloat16: stored in 16 bits, reduced in f32. */
+  TPRT_F16 = 2,
+  TPRT_BF16 = 3,
+  TPRT_I32 = 4,
+  TPRT_I64 = 5,
+} tprt_dtype;
+
+/* Bytes per element; 0 for an unknown dtype. */
+TPRT_API size_t tprt_dtype_size(tprt_dtype dtype);
+/* "f32", "bf16", ...; "?" for an unknown dtype. */
+TPRT_API const char *tprt_dtype_name(tprt_dtype dtype);
+
+typedef enum tprt_reduction {
+  TPRT_SUM = 0,
+  TPRT_MAX = 1,
+  TPRT_MIN = 2,
+  TPRT_PROD = 3,
+} tprt_reduction;
+
+/*===----------------------------------------------------------------------===*
+ * Meshes, axes and shardings
+ *===----------------------------------------------------------------------===*/
+
+#define TPRT_MAX_MESH_RANK 4
+#define TPRT_MAX_TENSOR_RANK 8
+
+typedef struct tprt_mesh {
+  int32_t rank;
+  int64_t sizes[TPRT_MAX_MESH_RANK];
+} tprt_mesh;
+
+/* An ordered list of distinct mesh axis indices. */
+typedef struct tprt_axes {
+  int32_t count;
+  int32_t axes[TPRT_MAX_MESH_RANK];
+} tprt_axes;
+
+/* How a tensor is laid out over a mesh: per dimension the axes that split it
+ * (major to minor), and the axes over which the tensor is a pending sum. */
+typedef struct tprt_sharding {
+  int32_t rank;
+  tprt_axes dims[TPRT_MAX_TENSOR_RANK];
+  tprt_axes partial;
+} tprt_sharding;
+
+/* Number of devices of `mesh`. */
+TPRT_API int64_t tprt_mesh_num_devices(const tprt_mesh *mesh);
+/* Checks a mesh (rank 1..TPRT_MAX_MESH_RANK, sizes >= 1). */
+TPRT_API tprt_status tprt_mesh_check(const tprt_mesh *mesh);
+/* Checks `axes` against `mesh`: indices in range, none repeated. */
+TPRT_API tprt_status tprt_axes_check(const tprt_mesh *mesh,
+                                     const tprt_axes *axes);
+/* Number of devices in a group over `axes`. */
+TPRT_API int64_t tprt_group_size(const tprt_mesh *mesh, const tprt_axes *axes);
+/* Position of `device` in its group over `axes`. */
+TPRT_API int64_t tprt_group_position(const tprt_mesh *mesh,
+                                     const tprt_axes *axes, int64_t device);
+
+/* Checks `sharding` for a tensor of `global_shape` on `mesh`: the ranks agree,
+ * axes valid, no axis used twice, each split dimension divisible. */
+TPRT_API tprt_status tprt_sharding_check(const tprt_mesh *mesh,
+                                         const tprt_sharding *sharding,
+                                         const int64_t *global_shape);
+/* The shape each device holds: every split dimension divided by its group. */
+TPRT_API void tprt_shard_shape(const tprt_mesh *mesh,
+                               const tprt_sharding *sharding,
+                               const int64_t *global_shape,
+                               int64_t *local_shape);
+/* Copies `device`'s shard of a global tensor into `local` (shard shape). A
+ * pending sum is split as one term per device: the member at position 0 of
+ * the partial group holds the value, the others hold zeros. */
+TPRT_API tprt_status tprt_scatter_shard(const tprt_mesh *mesh,
+                                        const tprt_sharding *sharding,
+                                        const int64_t *global_shape,
+                                        tprt_dtype dtype, const void *global,
+                                        int64_t device, void *local);
+/* Rebuilds a global tensor from every device's shard (`shards[d]` for device
+ * d, each of shard shape): blocks are placed by the split axes, replicas are
+ * read once, pending sums are added up. */
+TPRT_API tprt_status tprt_gather_shards(const tprt_mesh *mesh,
+                                        const tprt_sharding *sharding,
+                                        const int64_t *global_shape,
+                                        tprt_dtype dtype,
+                                        const void *const *shards,
+                                        void *global);
+
+/*===----------------------------------------------------------------------===*
+ * Communicators
+ *===----------------------------------------------------------------------===*/
+
+/* One rank's endpoint. Every collective is called by every member of the
+ * group with the same kind, dtype, shape and parameters; a mismatch makes
+ * every member return TPRT_MISMATCH, and a member that never comes makes the
+ * others return TPRT_TIMEOUT, then the world is aborted: later calls on any
+ * rank return TPRT_ABORTED at once. Buffers are the rank's local tensors;
+ * `in` may equal `out` for all_reduce only. */
+typedef struct tprt_communicator_s tprt_communicator;
+
+TPRT_API int64_t tprt_communicator_rank(const tprt_communicator *comm);
+TPRT_API const tprt_mesh *tprt_communicator_mesh(const tprt_communicator *comm);
+/* "local", "mpi", "nccl". */
+TPRT_API const char *tprt_communicator_backend(const tprt_communicator *comm);
+
+/* out = reduction over the group of in; `count` elements. */
+TPRT_API tprt_status tprt_all_reduce(tprt_communicator *comm, const void *in,
+                                     void *out, int64_t count, tprt_dtype dtype,
+                                     tprt_reduction reduction,
+                                     const tprt_axes *axes);
+/* out = the members' `in` concatenated along `dim` in group order; out has
+ * in_shape[dim] * group size there. */
+TPRT_API tprt_status tprt_all_gather(tprt_communicator *comm, const void *in,
+                                     void *out, const int64_t *in_shape,
+                                     int32_t rank, int32_t dim,
+                                     tprt_dtype dtype, const tprt_axes *axes);
+/* out = this member's block along `dim` of the reduction of every `in`;
+ * in_shape[dim] must divide by the group size. */
+TPRT_API tprt_status tprt_reduce_scatter(tprt_communicator *comm,
+                                         const void *in, void *out,
+                                         const int64_t *in_shape, int32_t rank,
+                                         int32_t dim, tprt_dtype dtype,
+                                         tprt_reduction reduction,
+                                         const tprt_axes *axes);
+/* Each member splits `in` along `split_dim` into group-size blocks and sends
+ * block j to member j; out is the received blocks concatenated along
+ * `concat_dim` in group order. */
+TPRT_API tprt_status tprt_all_to_all(tprt_communicator *comm, const void *in,
+                                     void *out, const int64_t *in_shape,
+                                     int32_t rank, int32_t split_dim,
+                                     int32_t concat_dim, tprt_dtype dtype,
+                                     const tprt_axes *axes);
+/* Returns when every member of the group has called it. */
+TPRT_API tprt_status tprt_barrier(tprt_communicator *comm,
+                                  const tprt_axes *axes);
+/* This rank failed with `status` (not consumed): every other rank's pending
+ * and later collectives return TPRT_ABORTED with its message. */
+TPRT_API void tprt_communicator_abort(tprt_communicator *comm,
+                                      tprt_status status);
+
+/* Collective kinds, for statistics. */
+typedef enum tprt_collective_kind {
+  TPRT_ALL_REDUCE = 0,
+  TPRT_ALL_GATHER = 1,
+  TPRT_REDUCE_SCATTER = 2,
+  TPRT_ALL_TO_ALL = 3,
+  TPRT_BARRIER = 4,
+  TPRT_NUM_COLLECTIVE_KINDS = 5,
+} tprt_collective_kind;
+
+/* What one rank's communicator did: per kind the calls, the bytes of its
+ * input tensors and the seconds spent inside the calls (waiting included). */
+typedef struct tprt_comm_stats {
+  int64_t calls[TPRT_NUM_COLLECTIVE_KINDS];
+  int64_t bytes[TPRT_NUM_COLLECTIVE_KINDS];
+  double seconds[TPRT_NUM_COLLECTIVE_KINDS];
+} tprt_comm_stats;
+
+TPRT_API void tprt_communicator_stats(const tprt_communicator *comm,
+                                      tprt_comm_stats *stats);
+TPRT_API void tprt_communicator_reset_stats(tprt_communicator *comm);
+/* "all_reduce", ... */
+TPRT_API const char *tprt_collective_kind_name(tprt_collective_kind kind);
+
+/*===----------------------------------------------------------------------===*
+ * The local communicator: ranks are threads of one process
+ *===----------------------------------------------------------------------===*/
+
+/* All ranks of one mesh in this process, exchanging through shared memory. */
+typedef struct tprt_local_world_s tprt_local_world;
+
+typedef struct tprt_local_options {
+  /* How long a rank waits for the rest of its group before the run fails;
+   * <= 0 means the default (60000 ms, or TPRT_TIMEOUT_MS from the
+   * environment). */
+  int64_t timeout_ms;
+} tprt_local_options;
+
+/* `options` may be NULL. */
+TPRT_API tprt_status tprt_local_world_create(const tprt_mesh *mesh,
+                                             const tprt_local_options *options,
+                                             tprt_local_world **world);
+/* Rank `rank`'s communicator, owned by the world. */
+TPRT_API tprt_status tprt_local_world_communicator(tprt_local_world *world,
+                                                   int64_t rank,
+                                                   tprt_communicator **comm);
+/* Every rank must have returned from its calls. Accepts NULL. */
+TPRT_API void tprt_local_world_destroy(tprt_local_world *world);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* TPRT_TPRT_H */

@@ -1,0 +1,95 @@
+//===- Internal.h - tprt internals shared by its sources -------*- C++ -*-===//
+//
+// Part of tp-mlir, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TPRT_SRC_INTERNAL_H
+#define TPRT_SRC_INTERNAL_H
+
+#include "tprt/tprt.h"
+
+#include <chrono>
+#include <sstream>
+#include <string>
+#include <vector>
+
+struct tprt_status_s {
+  tprt_code code;
+  std::string message;
+};
+
+namespace tprt {
+
+/// An error status whose message is its arguments streamed together.
+template <typename... Args>
+tprt_status error(tprt_code code, const Args &...args) {
+  std::ostringstream os;
+  (os << ... << args);
+  return tprt_status_create(code, os.str().c_str());
+}
+
+/// Formats a shape as `[2, 3, 4]`.
+std::string formatShape(const int64_t *shape, int32_t rank);
+/// Formats axes as `[0, 2]`.
+std::string formatAxes(const tprt_axes &axes);
+
+/// Row-major coordinates of `device` on `mesh`.
+std::vector<int64_t> coordinates(const tprt_mesh &mesh, int64_t device);
+/// The device at `coords`.
+int64_t deviceAt(const tprt_mesh &mesh, const std::vector<int64_t> &coords);
+/// Members of `device`'s group over `axes`, in group order.
+std::vector<int64_t> groupMembers(const tprt_mesh &mesh, const tprt_axes &axes,
+                                  int64_t device);
+
+/// dst[i] = srcs[0][i] (op) srcs[1][i] (op) ... for i < count. `dst` may be
+/// one of the sources.
+void reduceInto(tprt_dtype dtype, tprt_reduction reduction, void *dst,
+                const void *const *srcs, int64_t numSrcs, int64_t count);
+/// True when the reduction and dtype are supported.
+bool isValidReduction(tprt_reduction reduction);
+bool isValidDtype(tprt_dtype dtype);
+
+/// Copies a box of `boxShape` from `src` (of `srcShape`, starting at
+/// `srcOffset`) to `dst` (of `dstShape`, at `dstOffset`); all of `rank`
+/// dimensions, elements of `elemSize` bytes.
+void copyBox(const void *src, const int64_t *srcShape, const int64_t *srcOffset,
+             void *dst, const int64_t *dstShape, const int64_t *dstOffset,
+             const int64_t *boxShape, int32_t rank, size_t elemSize);
+
+int64_t product(const int64_t *shape, int32_t rank);
+
+using Clock = std::chrono::steady_clock;
+
+} // namespace tprt
+
+/// A rank's endpoint; backends derive from it.
+struct tprt_communicator_s {
+  virtual ~tprt_communicator_s() = default;
+  virtual int64_t rank() const = 0;
+  virtual const tprt_mesh &mesh() const = 0;
+  virtual const char *backend() const = 0;
+
+  virtual tprt_status allReduce(const void *in, void *out, int64_t count,
+                                tprt_dtype dtype, tprt_reduction reduction,
+                                const tprt_axes &axes) = 0;
+  virtual tprt_status allGather(const void *in, void *out,
+                                const int64_t *inShape, int32_t rank,
+                                int32_t dim, tprt_dtype dtype,
+                                const tprt_axes &axes) = 0;
+  virtual tprt_status reduceScatter(const void *in, void *out,
+                                    const int64_t *inShape, int32_t rank,
+                                    int32_t dim, tprt_dtype dtype,
+                                    tprt_reduction reduction,
+                                    const tprt_axes &axes) = 0;
+  virtual tprt_status allToAll(const void *in, void *out,
+                               const int64_t *inShape, int32_t rank,
+                               int32_t splitDim, int32_t concatDim,
+                               tprt_dtype dtype, const tprt_axes &axes) = 0;
+  virtual tprt_status barrier(const tprt_axes &axes) = 0;
+  virtual void abort(tprt_status status) = 0;
+
+  tprt_comm_stats stats = {};
+};
+
+#endif // TPRT_SRC_INTERNAL_H

@@ -1,0 +1,427 @@
+//===- LocalCommunicator.cpp - Ranks as threads of one process ------------===//
+//
+// Part of tp-mlir, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// Every rank of a mesh is a thread of this process; collectives exchange
+// through shared memory. A group (mesh axes + the coordinates of the other
+// axes) meets at a rendezvous:
+//  1. each member publishes its buffers and what it is calling, and waits
+//     until the whole group has arrived (a generation barrier with a
+//     deadline);
+//  2. each member checks that every member called the same thing (else every
+//     member returns MISMATCH and the world is aborted);
+//  3. each member computes its own output by reading its peers' buffers
+//     (all_reduce reduces its 1/G chunk, waits, then copies the others'
+//     chunks: every byte is read twice instead of G times);
+//  4. a last barrier keeps every buffer alive until all members are done.
+// A rank that times out, fails (tprt_communicator_abort) or sees a mismatch
+// aborts the world: every pending and later call on every rank returns at
+// once with an error, so nothing ever waits for a rank that will not come.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Internal.h"
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+
+using namespace tprt;
+
+namespace {
+
+/// What a member called; every member of the group must call the same.
+struct Call {
+  tprt_collective_kind kind = TPRT_BARRIER;
+  tprt_dtype dtype = TPRT_F32;
+  tprt_reduction reduction = TPRT_SUM;
+  int32_t rank = 0;
+  int64_t shape[TPRT_MAX_TENSOR_RANK] = {};
+  int32_t dim0 = 0, dim1 = 0;
+
+  bool operator==(const Call &other) const {
+    if (kind != other.kind || dtype != other.dtype ||
+        reduction != other.reduction || rank != other.rank ||
+        dim0 != other.dim0 || dim1 != other.dim1)
+      return false;
+    for (int32_t d = 0; d < rank; ++d)
+      if (shape[d] != other.shape[d])
+        return false;
+    return true;
+  }
+
+  std::string str() const {
+    std::ostringstream os;
+    os << tprt_collective_kind_name(kind);
+    if (kind == TPRT_BARRIER)
+      return os.str();
+    os << " of " << tprt_dtype_name(dtype) << formatShape(shape, rank);
+    switch (kind) {
+    case TPRT_ALL_REDUCE:
+      os << " reduction " << reduction;
+      break;
+    case TPRT_ALL_GATHER:
+      os << " dim " << dim0;
+      break;
+    case TPRT_REDUCE_SCATTER:
+      os << " dim " << dim0 << " reduction " << reduction;
+      break;
+    case TPRT_ALL_TO_ALL:
+      os << " split " << dim0 << " concat " << dim1;
+      break;
+    default:
+      break;
+    }
+    return os.str();
+  }
+};
+
+struct Slot {
+  const void *in = nullptr;
+  void *out = nullptr;
+  Call call;
+  int64_t rank = 0;
+};
+
+struct Rendezvous {
+  explicit Rendezvous(int64_t size) : slots(static_cast<size_t>(size)) {}
+  std::mutex mutex;
+  std::condition_variable cv;
+  int64_t arrived = 0;
+  uint64_t generation = 0;
+  std::vector<Slot> slots;
+};
+
+class LocalCommunicator;
+
+} // namespace
+
+struct tprt_local_world_s {
+  tprt_mesh mesh;
+  std::chrono::milliseconds timeout;
+  std::vector<std::unique_ptr<LocalCommunicator>> ranks;
+
+  std::mutex groupsMutex;
+  std::map<std::pair<std::vector<int32_t>, int64_t>,
+           std::unique_ptr<Rendezvous>>
+      groups;
+
+  std::atomic<bool> aborted{false};
+  std::mutex abortMutex;
+  tprt_code abortCode = TPRT_OK;
+  std::string abortMessage;
+
+  /// The rendezvous of `device`'s group over `axes`.
+  Rendezvous &group(const tprt_axes &axes, int64_t device) {
+    std::vector<int64_t> members = groupMembers(mesh, axes, device);
+    std::pair<std::vector<int32_t>, int64_t> key(
+        std::vector<int32_t>(axes.axes, axes.axes + axes.count), members[0]);
+    std::lock_guard<std::mutex> lock(groupsMutex);
+    std::unique_ptr<Rendezvous> &rv = groups[key];
+    if (!rv)
+      rv = std::make_unique<Rendezvous>(static_cast<int64_t>(members.size()));
+    return *rv;
+  }
+
+  /// Stops the world: every waiting and later call returns an error. The
+  /// first reason wins.
+  void abort(tprt_code code, const std::string &message) {
+    {
+      std::lock_guard<std::mutex> lock(abortMutex);
+      if (aborted.load())
+        return;
+      abortCode = code;
+      abortMessage = message;
+      aborted.store(true);
+    }
+    std::lock_guard<std::mutex> lock(groupsMutex);
+    for (auto &entry : groups) {
+      Rendezvous &rv = *entry.second;
+      // Taking the lock orders this wake-up after any waiter's check.
+      { std::lock_guard<std::mutex> rvLock(rv.mutex); }
+      rv.cv.notify_all();
+    }
+  }
+
+  tprt_status abortedStatus(int64_t rank) {
+    std::lock_guard<std::mutex> lock(abortMutex);
+    return error(TPRT_ABORTED, "rank ", rank, " stopped: the run failed (",
+                 tprt_code_name(abortCode), "): ", abortMessage);
+  }
+
+  /// Waits until every member of `rv` has arrived here.
+  tprt_status wait(Rendezvous &rv, int64_t rank, const Call &call,
+                   const tprt_axes &axes) {
+    std::unique_lock<std::mutex> lock(rv.mutex);
+    uint64_t generation = rv.generation;
+    if (++rv.arrived == static_cast<int64_t>(rv.slots.size())) {
+      rv.arrived = 0;
+      ++rv.generation;
+      rv.cv.notify_all();
+      return nullptr;
+    }
+    Clock::time_point deadline = Clock::now() + timeout;
+    while (rv.generation == generation) {
+      if (aborted.load()) {
+        lock.unlock();
+        return abortedStatus(rank);
+      }
+      if (rv.cv.wait_until(lock, deadline) == std::cv_status::timeout &&
+          rv.generation == generation && !aborted.load()) {
+        int64_t arrived = rv.arrived;
+        lock.unlock();
+        std::ostringstream os;
+        os << "rank " << rank << " waited " << timeout.count() << " ms in "
+           << call.str() << " over mesh axes " << formatAxes(axes) << "; "
+           << arrived << " of " << rv.slots.size()
+           << " members of its group arrived";
+        abort(TPRT_TIMEOUT, os.str());
+        return error(TPRT_TIMEOUT, os.str());
+      }
+    }
+    return nullptr;
+  }
+};
+
+namespace {
+
+class LocalCommunicator final : public tprt_communicator_s {
+public:
+  LocalCommunicator(tprt_local_world *world, int64_t rank)
+      : world(*world), myRank(rank) {}
+
+  int64_t rank() const override { return myRank; }
+  const tprt_mesh &mesh() const override { return world.mesh; }
+  const char *backend() const override { return "local"; }
+
+  tprt_status allReduce(const void *in, void *out, int64_t count,
+                        tprt_dtype dtype, tprt_reduction reduction,
+                        const tprt_axes &axes) override {
+    Call call;
+    call.kind = TPRT_ALL_REDUCE;
+    call.dtype = dtype;
+    call.reduction = reduction;
+    call.rank = 1;
+    call.shape[0] = count;
+    size_t elemSize = tprt_dtype_size(dtype);
+    return collective(
+        call, in, out, axes,
+        [&](std::vector<Slot> &slots, int64_t position,
+            Rendezvous &rv) -> tprt_status {
+          int64_t size = static_cast<int64_t>(slots.size());
+          auto lo = [&](int64_t j) { return count * j / size; };
+          // Reduce this member's chunk from every member's input.
+          std::vector<const void *> srcs;
+          for (Slot &slot : slots)
+            srcs.push_back(static_cast<const char *>(slot.in) +
+                           lo(position) * elemSize);
+          reduceInto(dtype, reduction,
+                     static_cast<char *>(out) + lo(position) * elemSize,
+                     srcs.data(), size, lo(position + 1) - lo(position));
+          if (tprt_status status = world.wait(rv, myRank, call, axes))
+            return status;
+          // Copy the other chunks from their owners' outputs.
+          for (int64_t j = 0; j < size; ++j)
+            if (j != position)
+              std::memcpy(static_cast<char *>(out) + lo(j) * elemSize,
+                          static_cast<const char *>(slots[j].out) +
+                              lo(j) * elemSize,
+                          static_cast<size_t>(lo(j + 1) - lo(j)) * elemSize);
+          return nullptr;
+        });
+  }
+
+  tprt_status allGather(const void *in, void *out, const int64_t *inShape,
+                        int32_t rank, int32_t dim, tprt_dtype dtype,
+                        const tprt_axes &axes) override {
+    Call call = shaped(TPRT_ALL_GATHER, dtype, inShape, rank);
+    call.dim0 = dim;
+    size_t elemSize = tprt_dtype_size(dtype);
+    return collective(
+        call, in, out, axes,
+        [&](std::vector<Slot> &slots, int64_t, Rendezvous &) -> tprt_status {
+          int64_t outShape[TPRT_MAX_TENSOR_RANK];
+          int64_t zero[TPRT_MAX_TENSOR_RANK] = {};
+          int64_t offset[TPRT_MAX_TENSOR_RANK] = {};
+          std::copy(inShape, inShape + rank, outShape);
+          outShape[dim] *= static_cast<int64_t>(slots.size());
+          for (size_t j = 0; j < slots.size(); ++j) {
+            offset[dim] = static_cast<int64_t>(j) * inShape[dim];
+            copyBox(slots[j].in, inShape, zero, out, outShape, offset, inShape,
+                    rank, elemSize);
+          }
+          return nullptr;
+        });
+  }
+
+  tprt_status reduceScatter(const void *in, void *out, const int64_t *inShape,
+                            int32_t rank, int32_t dim, tprt_dtype dtype,
+                            tprt_reduction reduction,
+                            const tprt_axes &axes) override {
+    Call call = shaped(TPRT_REDUCE_SCATTER, dtype, inShape, rank);
+    call.dim0 = dim;
+    call.reduction = reduction;
+    size_t elemSize = tprt_dtype_size(dtype);
+    return collective(
+        call, in, out, axes,
+        [&](std::vector<Slot> &slots, int64_t position,
+            Rendezvous &) -> tprt_status {
+          int64_t size = static_cast<int64_t>(slots.size());
+          // [outer, dimSize, inner]: this member's block of each outer row
+          // is contiguous.
+          int64_t outer = product(inShape, dim);
+          int64_t inner = product(inShape + dim + 1, rank - dim - 1);
+          int64_t block = inShape[dim] / size * inner;
+          std::vector<const void *> srcs(slots.size());
+          for (int64_t o = 0; o < outer; ++o) {
+            for (size_t j = 0; j < slots.size(); ++j)
+              srcs[j] = static_cast<const char *>(slots[j].in) +
+                        (o * inShape[dim] * inner + position * block) *
+                            static_cast<int64_t>(elemSize);
+            reduceInto(dtype, reduction,
+                       static_cast<char *>(out) +
+                           o * block * static_cast<int64_t>(elemSize),
+                       srcs.data(), size, block);
+          }
+          return nullptr;
+        });
+  }
+
+  tprt_status allToAll(const void *in, void *out, const int64_t *inShape,
+                       int32_t rank, int32_t splitDim, int32_t concatDim,
+                       tprt_dtype dtype, const tprt_axes &axes) override {
+    Call call = shaped(TPRT_ALL_TO_ALL, dtype, inShape, rank);
+    call.dim0 = splitDim;
+    call.dim1 = concatDim;
+    size_t elemSize = tprt_dtype_size(dtype);
+    return collective(call, in, out, axes,
+                      [&](std::vector<Slot> &slots, int64_t position,
+                          Rendezvous &) -> tprt_status {
+                        int64_t size = static_cast<int64_t>(slots.size());
+                        int64_t box[TPRT_MAX_TENSOR_RANK],
+                            outShape[TPRT_MAX_TENSOR_RANK];
+                        std::copy(inShape, inShape + rank, box);
+                        box[splitDim] /= size;
+                        std::copy(box, box + rank, outShape);
+                        outShape[concatDim] *= size;
+                        int64_t srcOffset[TPRT_MAX_TENSOR_RANK] = {};
+                        int64_t dstOffset[TPRT_MAX_TENSOR_RANK] = {};
+                        srcOffset[splitDim] = position * box[splitDim];
+                        for (int64_t j = 0; j < size; ++j) {
+                          dstOffset[concatDim] = j * box[concatDim];
+                          copyBox(slots[j].in, inShape, srcOffset, out,
+                                  outShape, dstOffset, box, rank, elemSize);
+                        }
+                        return nullptr;
+                      });
+  }
+
+  tprt_status barrier(const tprt_axes &axes) override {
+    return collective(Call(), nullptr, nullptr, axes,
+                      [](std::vector<Slot> &, int64_t,
+                         Rendezvous &) -> tprt_status { return nullptr; });
+  }
+
+  void abort(tprt_status status) override {
+    std::ostringstream os;
+    os << "rank " << myRank << " failed";
+    if (status)
+      os << " (" << tprt_code_name(tprt_status_code(status))
+         << "): " << tprt_status_message(status);
+    world.abort(status ? tprt_status_code(status) : TPRT_ABORTED, os.str());
+  }
+
+private:
+  static Call shaped(tprt_collective_kind kind, tprt_dtype dtype,
+                     const int64_t *shape, int32_t rank) {
+    Call call;
+    call.kind = kind;
+    call.dtype = dtype;
+    call.rank = rank;
+    std::copy(shape, shape + rank, call.shape);
+    return call;
+  }
+
+  /// Steps 1-4 of the file comment around `compute`, which fills this
+  /// member's output from the published slots.
+  template <typename Compute>
+  tprt_status collective(const Call &call, const void *in, void *out,
+                         const tprt_axes &axes, Compute compute) {
+    if (world.aborted.load())
+      return world.abortedStatus(myRank);
+    Rendezvous &rv = world.group(axes, myRank);
+    int64_t position = tprt_group_position(&world.mesh, &axes, myRank);
+    rv.slots[position] = {in, out, call, myRank};
+    if (tprt_status status = world.wait(rv, myRank, call, axes))
+      return status;
+    for (const Slot &slot : rv.slots) {
+      if (slot.call == rv.slots[0].call)
+        continue;
+      std::ostringstream os;
+      os << "ranks of one group over mesh axes " << formatAxes(axes)
+         << " called different collectives: rank " << rv.slots[0].rank
+         << " called " << rv.slots[0].call.str() << ", rank " << slot.rank
+         << " called " << slot.call.str();
+      world.abort(TPRT_MISMATCH, os.str());
+      return error(TPRT_MISMATCH, os.str());
+    }
+    if (tprt_status status = compute(rv.slots, position, rv))
+      return status;
+    return world.wait(rv, myRank, call, axes);
+  }
+
+  tprt_local_world &world;
+  int64_t myRank;
+};
+
+std::chrono::milliseconds defaultTimeout() {
+  if (const char *env = std::getenv("TPRT_TIMEOUT_MS")) {
+    long long ms = std::atoll(env);
+    if (ms > 0)
+      return std::chrono::milliseconds(ms);
+  }
+  return std::chrono::milliseconds(60000);
+}
+
+} // namespace
+
+extern "C" {
+
+tprt_status tprt_local_world_create(const tprt_mesh *mesh,
+                                    const tprt_local_options *options,
+                                    tprt_local_world **world) {
+  if (tprt_status status = tprt_mesh_check(mesh))
+    return status;
+  auto created = std::make_unique<tprt_local_world_s>();
+  created->mesh = *mesh;
+  created->timeout = options && options->timeout_ms > 0
+                         ? std::chrono::milliseconds(options->timeout_ms)
+                         : defaultTimeout();
+  int64_t n = tprt_mesh_num_devices(mesh);
+  for (int64_t rank = 0; rank < n; ++rank)
+    created->ranks.push_back(
+        std::make_unique<LocalCommunicator>(created.get(), rank));
+  *world = created.release();
+  return nullptr;
+}
+
+tprt_status tprt_local_world_communicator(tprt_local_world *world, int64_t rank,
+                                          tprt_communicator **comm) {
+  if (!world)
+    return error(TPRT_INVALID_ARGUMENT, "world is null");
+  if (rank < 0 || rank >= static_cast<int64_t>(world->ranks.size()))
+    return error(TPRT_INVALID_ARGUMENT, "rank ", rank, " is not in a world of ",
+                 world->ranks.size(), " ranks");
+  *comm = world->ranks[static_cast<size_t>(rank)].get();
+  return nullptr;
+}
+
+void tprt_local_world_destroy(tprt_local_world *world) { delete world; }
+
+} // extern "C"

@@ -1,0 +1,56 @@
+//===- TypesTest.cpp - Statuses and element types -------------------------===//
+//
+// Part of tp-mlir, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tprt/tprt.h"
+
+#include "gtest/gtest.h"
+
+#include <string>
+
+namespace {
+
+TEST(StatusTest, NullIsSuccess) {
+  EXPECT_EQ(tprt_status_code(nullptr), TPRT_OK);
+  EXPECT_STREQ(tprt_status_message(nullptr), "");
+  EXPECT_EQ(tprt_status_create(TPRT_OK, "ignored"), nullptr);
+  tprt_status_free(nullptr);
+}
+
+TEST(StatusTest, ErrorsKeepCodeAndMessage) {
+  tprt_status status = tprt_status_create(TPRT_TIMEOUT, "rank 3 is late");
+  EXPECT_EQ(tprt_status_code(status), TPRT_TIMEOUT);
+  EXPECT_STREQ(tprt_status_message(status), "rank 3 is late");
+  EXPECT_STREQ(tprt_code_name(TPRT_TIMEOUT), "TIMEOUT");
+  tprt_status_free(status);
+}
+
+TEST(TypesTest, SizesAndNames) {
+  EXPECT_EQ(tprt_dtype_size(TPRT_F32), 4u);
+  EXPECT_EQ(tprt_dtype_size(TPRT_BF16), 2u);
+  EXPECT_EQ(tprt_dtype_size(TPRT_I64), 8u);
+  EXPECT_EQ(tprt_dtype_size(static_cast<tprt_dtype>(99)), 0u);
+  EXPECT_STREQ(tprt_dtype_name(TPRT_F16), "f16");
+  EXPECT_STREQ(tprt_collective_kind_name(TPRT_REDUCE_SCATTER),
+               "reduce_scatter");
+}
+
+TEST(MeshTest, ChecksItsShape) {
+  tprt_mesh ok = {3, {2, 2, 2}};
+  EXPECT_EQ(tprt_mesh_check(&ok), nullptr);
+  EXPECT_EQ(tprt_mesh_num_devices(&ok), 8);
+  tprt_mesh zero = {2, {2, 0}};
+  tprt_status status = tprt_mesh_check(&zero);
+  EXPECT_EQ(tprt_status_code(status), TPRT_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(tprt_status_message(status)).find("axis 1 has size 0"),
+            std::string::npos);
+  tprt_status_free(status);
+  tprt_mesh tooDeep = {5, {1, 1, 1, 1}};
+  status = tprt_mesh_check(&tooDeep);
+  EXPECT_EQ(tprt_status_code(status), TPRT_INVALID_ARGUMENT);
+  tprt_status_free(status);
+}
+
+} // namespace
