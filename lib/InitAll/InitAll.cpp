@@ -8,6 +8,7 @@
 
 #include "tp/Dialect/TP/IR/TPDialect.h"
 #include "tp/Dialect/TP/IR/TPInterfaces.h"
+#include "tp/Dialect/TP/Transforms/BufferizableOpInterfaceImpl.h"
 #include "tp/Dialect/TP/Transforms/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -25,6 +26,8 @@ void mlir::tp::registerAllDialects(DialectRegistry &registry) {
   mlir::registerAllExtensions(registry);
   // Sharding rules of the upstream ops, derived from their structure.
   registerShardingRuleModels(registry);
+  // One-shot bufferization of the collectives.
+  registerBufferizableOpInterfaceExternalModels(registry);
 }
 
 void mlir::tp::registerAllPasses() {

@@ -159,3 +159,24 @@ func.func @f() {
 func.func @f(%x: tensor<8xf32> {tp.origin = 1}) {
   return
 }
+
+// -----
+
+// Tests that a bufferized destination-style op (no results) has one sharding
+// per buffer it writes, checked against that buffer.
+
+tp.mesh @world ["tp" = 4]
+func.func @f(%x: memref<16x8xf32>, %y: memref<16x8xf32>) {
+  // expected-error @+1 {{'linalg.copy' op 'tp.shardings' has 2 entries but the op has 1 output buffers; expected one sharding per output buffer}}
+  linalg.copy {tp.shardings = [#tp.sharding<@world, [{}, {}]>, #tp.sharding<@world, [{}, {}]>]} ins(%x : memref<16x8xf32>) outs(%y : memref<16x8xf32>)
+  return
+}
+
+// -----
+
+tp.mesh @world ["tp" = 4]
+func.func @f(%x: memref<16x6xf32>, %y: memref<16x6xf32>) {
+  // expected-error @+1 {{'linalg.copy' op 'tp.shardings' entry #0: dimension 1 of size 6 is not divisible by 4}}
+  linalg.copy {tp.shardings = [#tp.sharding<@world, [{}, {"tp"}]>]} ins(%x : memref<16x6xf32>) outs(%y : memref<16x6xf32>)
+  return
+}

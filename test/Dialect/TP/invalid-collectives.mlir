@@ -76,11 +76,11 @@ func.func @f(%x: tensor<16xf32>) {
 
 // -----
 
-// Tests that all_reduce keeps its type (generic form).
+// Tests that all_reduce keeps its shape (generic form).
 
 tp.mesh @world ["tp" = 4]
 func.func @f(%x: tensor<16xf32>) {
-  // expected-error @+1 {{'tp.all_reduce' op failed to verify that all of {input, result} have same type}}
+  // expected-error @+1 {{'tp.all_reduce' op result dimension 0 has size 4 but the operand's has 16; only the collective's dimensions may change}}
   %0 = "tp.all_reduce"(%x) <{kind = #tp.reduction<sum>, mesh = @world, axes = ["tp"]}> : (tensor<16xf32>) -> tensor<4xf32>
   return
 }
@@ -329,11 +329,55 @@ func.func @f() {
 
 // -----
 
-// Tests that a collective needs a ranked tensor operand.
+// Tests that a memref operand means the buffer form: an `into` buffer.
 
 tp.mesh @world ["tp" = 4]
 func.func @f(%x: memref<16xf32>) {
-  // expected-error @+1 {{'tp.all_reduce' op operand #0 must be ranked tensor of any type values, but got 'memref<16xf32>'}}
-  %0 = "tp.all_reduce"(%x) <{kind = #tp.reduction<sum>, mesh = @world, axes = ["tp"]}> : (memref<16xf32>) -> memref<16xf32>
+  // expected-error @+1 {{'tp.all_reduce' op with a memref operand writes an `into` memref and has no result}}
+  "tp.all_reduce"(%x) <{kind = #tp.reduction<sum>, mesh = @world, axes = ["tp"]}> : (memref<16xf32>) -> ()
+  return
+}
+
+// -----
+
+// Tests that a tensor operand has no `into` buffer.
+
+tp.mesh @world ["tp" = 4]
+func.func @f(%x: tensor<16xf32>, %o: memref<16xf32>) {
+  // expected-error @+1 {{'tp.all_reduce' op with a tensor operand has a tensor result and no `into` buffer}}
+  "tp.all_reduce"(%x, %o) <{kind = #tp.reduction<sum>, mesh = @world, axes = ["tp"]}> : (tensor<16xf32>, memref<16xf32>) -> ()
+  return
+}
+
+// -----
+
+// Tests that the buffer form has no result.
+
+tp.mesh @world ["tp" = 4]
+func.func @f(%x: memref<16xf32>, %o: memref<16xf32>) {
+  // expected-error @+1 {{'tp.all_gather' op on memrefs has no result}}
+  %0 = "tp.all_gather"(%x, %o) <{mesh = @world, axes = ["tp"], dim = 0 : i64}> : (memref<16xf32>, memref<16xf32>) -> tensor<64xf32>
+  return
+}
+
+// -----
+
+// Tests that the buffer form checks the `into` buffer's shape.
+
+tp.mesh @world ["tp" = 4]
+func.func @f(%x: memref<16x8xf32>, %o: memref<16x8xf32>) {
+  // expected-error @+1 {{'tp.all_gather' op result dimension 1 has size 8 but expected 32 (operand size 8 x group size 4 of axes ["tp"])}}
+  tp.all_gather %x over @world ["tp"] dim 1 into %o : memref<16x8xf32> -> memref<16x8xf32>
+  return
+}
+
+// -----
+
+// Tests that the buffer form's `into` is a memref.
+
+tp.mesh @world ["tp" = 4]
+func.func @f(%x: memref<16xf32>, %o: tensor<16xf32>) {
+  // expected-error @+1 {{'tp.all_reduce' op operand #1 must be memref of any type values, but got 'tensor<16xf32>'}}
+  "tp.all_reduce"(%x, %o) <{kind = #tp.reduction<sum>, mesh = @world, axes = ["tp"]}> : (memref<16xf32>, tensor<16xf32>) -> ()
   return
 }

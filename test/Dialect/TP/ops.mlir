@@ -87,3 +87,31 @@ func.func @dynamic(%x: tensor<?x128xf32>) attributes {tp.spmd = @world} {
   %2 = tp.all_slice %x over @world ["tp"] dim 0 : tensor<?x128xf32> -> tensor<?x128xf32>
   return
 }
+
+// -----
+
+// Tests the buffer form of every data collective (what one-shot bufferization
+// makes): a memref operand, an `into` buffer, no result; all_reduce may change
+// the layout.
+
+tp.mesh @world ["tp" = 4]
+
+// CHECK-LABEL: func.func @buffers
+func.func @buffers(%x: memref<16x128xf32>, %s: memref<16x128xf32, strided<[256, 1], offset: 128>>,
+                   %g: memref<16x512xf32>, %r: memref<4x128xf32>, %a: memref<64x32xf32>,
+                   %o: memref<16x128xf32>) attributes {tp.spmd = @world} {
+  // CHECK: tp.all_reduce sum %{{.*}} over @world ["tp"] into %{{.*}} : memref<16x128xf32>{{$}}
+  tp.all_reduce sum %x over @world ["tp"] into %o : memref<16x128xf32>
+  // CHECK: tp.all_reduce max %{{.*}} over @world ["tp"] into %{{.*}} : memref<16x128xf32, strided<[256, 1], offset: 128>> -> memref<16x128xf32>
+  tp.all_reduce max %s over @world ["tp"] into %o : memref<16x128xf32, strided<[256, 1], offset: 128>> -> memref<16x128xf32>
+  // CHECK: tp.all_gather %{{.*}} over @world ["tp"] dim 1 into %{{.*}} : memref<16x128xf32> -> memref<16x512xf32>
+  tp.all_gather %x over @world ["tp"] dim 1 into %g : memref<16x128xf32> -> memref<16x512xf32>
+  // CHECK: tp.reduce_scatter sum %{{.*}} over @world ["tp"] dim 0 into %{{.*}} : memref<16x128xf32> -> memref<4x128xf32>
+  tp.reduce_scatter sum %x over @world ["tp"] dim 0 into %r : memref<16x128xf32> -> memref<4x128xf32>
+  // CHECK: tp.all_to_all %{{.*}} over @world ["tp"] split 0 concat 1 into %{{.*}} : memref<16x128xf32> -> memref<4x512xf32>
+  %b = memref.alloc() : memref<4x512xf32>
+  tp.all_to_all %x over @world ["tp"] split 0 concat 1 into %b : memref<16x128xf32> -> memref<4x512xf32>
+  // CHECK: tp.all_slice %{{.*}} over @world ["tp"] dim 0 into %{{.*}} : memref<16x128xf32> -> memref<4x128xf32>
+  tp.all_slice %x over @world ["tp"] dim 0 into %r : memref<16x128xf32> -> memref<4x128xf32>
+  return
+}

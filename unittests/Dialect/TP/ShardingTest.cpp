@@ -143,20 +143,23 @@ TEST_F(ShardingTest, CollectiveBuildersInferResultTypes) {
 
   auto gather = AllGatherOp::create(b, b.getUnknownLoc(), x, world,
                                     ArrayRef<StringRef>{"tp"}, 1);
-  EXPECT_EQ(gather.getType().getShape(), (ArrayRef<int64_t>{16, 512}));
+  EXPECT_EQ(gather.getResult().getType().getShape(),
+            (ArrayRef<int64_t>{16, 512}));
 
   auto scatter =
       ReduceScatterOp::create(b, b.getUnknownLoc(), ReductionKind::Sum, x, grid,
                               ArrayRef<StringRef>{"dp", "tp"}, 0);
-  EXPECT_EQ(scatter.getType().getShape(), (ArrayRef<int64_t>{2, 128}));
+  EXPECT_EQ(scatter.getResult().getType().getShape(),
+            (ArrayRef<int64_t>{2, 128}));
 
   auto a2a = AllToAllOp::create(b, b.getUnknownLoc(), x, world,
                                 ArrayRef<StringRef>{"tp"}, 0, 1);
-  EXPECT_EQ(a2a.getType().getShape(), (ArrayRef<int64_t>{4, 512}));
+  EXPECT_EQ(a2a.getResult().getType().getShape(), (ArrayRef<int64_t>{4, 512}));
 
   auto slice = AllSliceOp::create(b, b.getUnknownLoc(), x, grid,
                                   ArrayRef<StringRef>{"dp"}, 1);
-  EXPECT_EQ(slice.getType().getShape(), (ArrayRef<int64_t>{16, 64}));
+  EXPECT_EQ(slice.getResult().getType().getShape(),
+            (ArrayRef<int64_t>{16, 64}));
   EXPECT_EQ(slice.getGroupSize(grid), 2);
 
   // Result types that the operands determine are inferred.
@@ -167,7 +170,7 @@ TEST_F(ShardingTest, CollectiveBuildersInferResultTypes) {
   EXPECT_EQ(reshard.getType(), x.getType());
   auto reduce = AllReduceOp::create(b, b.getUnknownLoc(), ReductionKind::Max, x,
                                     "world", ArrayRef<StringRef>{"tp"});
-  EXPECT_EQ(reduce.getType(), x.getType());
+  EXPECT_EQ(reduce.getResult().getType(), x.getType());
   auto index = AxisIndexOp::create(b, b.getUnknownLoc(), "grid",
                                    ArrayRef<StringRef>{"dp", "tp"});
   EXPECT_TRUE(index.getType().isIndex());

@@ -13,6 +13,7 @@
 #include "tp/Dialect/TP/IR/TPOps.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 
 using namespace mlir;
@@ -81,18 +82,26 @@ LogicalResult TPDialect::verifyRegionResultAttribute(Operation *op,
   return verifyFunctionSharding(op, /*isResult=*/true, resultIndex, attr);
 }
 
-/// Verifies `tp.shardings`: one sharding per result of `op`.
+/// Verifies `tp.shardings`: one sharding per result of `op`, or, for a
+/// bufferized destination-style op (no results), one per buffer it writes.
 static LogicalResult verifyResultShardings(Operation *op, Attribute value) {
   auto array = dyn_cast<ArrayAttr>(value);
   if (!array)
     return op->emitOpError()
            << "'" << TPDialect::kShardingsAttrName
            << "' must be an array of #tp.sharding, got " << value;
-  if (array.size() != op->getNumResults())
+  SmallVector<Value> described(op->getResults());
+  auto dps = dyn_cast<DestinationStyleOpInterface>(op);
+  bool bufferized = dps && op->getNumResults() == 0;
+  if (bufferized)
+    described.assign(dps.getDpsInits().begin(), dps.getDpsInits().end());
+  if (array.size() != described.size())
     return op->emitOpError()
            << "'" << TPDialect::kShardingsAttrName << "' has " << array.size()
-           << " entries but the op has " << op->getNumResults()
-           << " results; expected one sharding per result";
+           << " entries but the op has " << described.size()
+           << (bufferized ? " output buffers" : " results")
+           << "; expected one sharding per "
+           << (bufferized ? "output buffer" : "result");
   bool local = isInLocalForm(op);
   for (auto [index, entry] : llvm::enumerate(array)) {
     auto emitError = [&, index = index]() {
@@ -102,7 +111,7 @@ static LogicalResult verifyResultShardings(Operation *op, Attribute value) {
     auto sharding = dyn_cast<ShardingAttr>(entry);
     if (!sharding)
       return emitError() << "expected a #tp.sharding, got " << entry;
-    Type type = op->getResult(index).getType();
+    Type type = described[index].getType();
     if (isa<RankedTensorType, MemRefType>(type)) {
       if (failed(verifyShardingFor(sharding, type, op, local, emitError)))
         return failure();

@@ -296,8 +296,8 @@ static LogicalResult verifyDimIndex(Operation *op, StringRef what, int64_t dim,
 
 /// Checks that `in` and `out` agree in rank, element type and every dimension
 /// not in `changed`; dimensions in `changed` are both dynamic or both static.
-static LogicalResult verifySameExcept(Operation *op, RankedTensorType in,
-                                      RankedTensorType out,
+static LogicalResult verifySameExcept(Operation *op, ShapedType in,
+                                      ShapedType out,
                                       ArrayRef<int64_t> changed) {
   if (in.getRank() != out.getRank())
     return op->emitOpError()
@@ -333,8 +333,8 @@ static LogicalResult verifySameExcept(Operation *op, RankedTensorType in,
 }
 
 /// Checks that `dim` grows by `groupSize` from `in` to `out`.
-static LogicalResult verifyGrownDim(Operation *op, RankedTensorType in,
-                                    RankedTensorType out, int64_t dim,
+static LogicalResult verifyGrownDim(Operation *op, ShapedType in,
+                                    ShapedType out, int64_t dim,
                                     int64_t groupSize, ArrayAttr axes) {
   int64_t inSize = in.getDimSize(dim), outSize = out.getDimSize(dim);
   if (ShapedType::isDynamic(inSize) || inSize * groupSize == outSize)
@@ -346,8 +346,8 @@ static LogicalResult verifyGrownDim(Operation *op, RankedTensorType in,
 }
 
 /// Checks that `dim` shrinks by `groupSize` from `in` to `out`.
-static LogicalResult verifyShrunkDim(Operation *op, RankedTensorType in,
-                                     RankedTensorType out, int64_t dim,
+static LogicalResult verifyShrunkDim(Operation *op, ShapedType in,
+                                     ShapedType out, int64_t dim,
                                      int64_t groupSize, ArrayAttr axes) {
   int64_t inSize = in.getDimSize(dim), outSize = out.getDimSize(dim);
   if (ShapedType::isDynamic(inSize))
@@ -416,9 +416,87 @@ static void printReductionKind(OpAsmPrinter &printer, Operation *,
   printer << stringifyReductionKind(kind.getValue());
 }
 
+/// The tensor form has a result and no `into` buffer; the buffer form has
+/// an `into` buffer and no result; the operand matches the form.
+template <typename OpTy> static LogicalResult verifyForm(OpTy op) {
+  bool isMemRef = isa<MemRefType>(op.getInput().getType());
+  if (op.hasBufferSemantics() != isMemRef)
+    return op.emitOpError()
+           << (isMemRef ? "with a memref operand writes an `into` memref "
+                          "and has no result"
+                        : "with a tensor operand has a tensor result and no "
+                          "`into` buffer");
+  if (op.hasBufferSemantics() == static_cast<bool>(op.getResult()))
+    return op.emitOpError() << (isMemRef ? "on memrefs has no result"
+                                         : "on tensors has one result");
+  return success();
+}
+
+void mlir::tp::getCollectiveEffects(
+    Operation *op,
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  // The tensor form has none; the buffer form reads its operand (#0) and
+  // writes `into` (#1).
+  if (op->getNumOperands() < 2)
+    return;
+  effects.emplace_back(MemoryEffects::Read::get(), &op->getOpOperand(0),
+                       SideEffects::DefaultResource::get());
+  effects.emplace_back(MemoryEffects::Write::get(), &op->getOpOperand(1),
+                       SideEffects::DefaultResource::get());
+}
+
+/// The types of a data collective: the operand's, then (after `->`) the
+/// result's or, in the buffer form, the `into` buffer's. Which of the two is
+/// known from whether an `into` operand was parsed.
+static ParseResult
+parseResizedTypes(OpAsmParser &parser, Type &inputType, Type &outputType,
+                  Type &resultType,
+                  std::optional<OpAsmParser::UnresolvedOperand> output) {
+  Type produced;
+  if (parser.parseType(inputType) || parser.parseArrow() ||
+      parser.parseType(produced))
+    return failure();
+  (output ? outputType : resultType) = produced;
+  return success();
+}
+
+static void printResizedTypes(OpAsmPrinter &printer, Operation *,
+                              Type inputType, Type outputType, Type resultType,
+                              Value) {
+  printer << inputType << " -> " << (outputType ? outputType : resultType);
+}
+
+/// all_reduce keeps its shape: `: T` for operand and result (or `into`), or
+/// `: T -> U` when they differ in layout (a strided operand buffer).
+static ParseResult
+parseSameTypes(OpAsmParser &parser, Type &inputType, Type &outputType,
+               Type &resultType,
+               std::optional<OpAsmParser::UnresolvedOperand> output) {
+  if (parser.parseType(inputType))
+    return failure();
+  Type produced = inputType;
+  if (succeeded(parser.parseOptionalArrow()) && parser.parseType(produced))
+    return failure();
+  (output ? outputType : resultType) = produced;
+  return success();
+}
+
+static void printSameTypes(OpAsmPrinter &printer, Operation *, Type inputType,
+                           Type outputType, Type resultType, Value) {
+  printer << inputType;
+  Type produced = outputType ? outputType : resultType;
+  if (produced != inputType)
+    printer << " -> " << produced;
+}
+
 // all_reduce
 
-LogicalResult AllReduceOp::verify() { return verifyAxisList(*this, getAxes()); }
+LogicalResult AllReduceOp::verify() {
+  if (failed(verifyForm(*this)) || failed(verifyAxisList(*this, getAxes())))
+    return failure();
+  return verifySameExcept(*this, getInputType(), getOutputType(), {});
+}
 
 LogicalResult AllReduceOp::verifySymbolUses(SymbolTableCollection &symbols) {
   return verifyCollectiveMesh(*this, getMeshAttr(), getAxes(), symbols);
@@ -427,11 +505,12 @@ LogicalResult AllReduceOp::verifySymbolUses(SymbolTableCollection &symbols) {
 // all_gather
 
 LogicalResult AllGatherOp::verify() {
-  if (failed(verifyAxisList(*this, getAxes())) ||
-      failed(verifyDimIndex(*this, "dim", getDim(),
-                            getInput().getType().getRank())))
+  if (failed(verifyForm(*this)))
     return failure();
-  return verifySameExcept(*this, getInput().getType(), getResult().getType(),
+  if (failed(verifyAxisList(*this, getAxes())) ||
+      failed(verifyDimIndex(*this, "dim", getDim(), getInputType().getRank())))
+    return failure();
+  return verifySameExcept(*this, getInputType(), getOutputType(),
                           {static_cast<int64_t>(getDim())});
 }
 
@@ -440,24 +519,25 @@ LogicalResult AllGatherOp::verifySymbolUses(SymbolTableCollection &symbols) {
       verifyCollectiveMesh(*this, getMeshAttr(), getAxes(), symbols);
   if (failed(mesh))
     return failure();
-  return verifyGrownDim(*this, getInput().getType(), getResult().getType(),
-                        getDim(), getGroupSize(*mesh), getAxes());
+  return verifyGrownDim(*this, getInputType(), getOutputType(), getDim(),
+                        getGroupSize(*mesh), getAxes());
 }
 
 void AllGatherOp::build(OpBuilder &b, OperationState &state, Value input,
                         MeshOp mesh, ArrayRef<StringRef> axes, int64_t dim) {
   build(b, state, resizedType(input, mesh, axes, dim, /*grow=*/true), input,
-        mesh.getSymName(), toArrayAttr(b, axes), dim);
+        mesh.getSymName(), toArrayAttr(b, axes), dim, /*output=*/Value());
 }
 
 // reduce_scatter
 
 LogicalResult ReduceScatterOp::verify() {
-  if (failed(verifyAxisList(*this, getAxes())) ||
-      failed(verifyDimIndex(*this, "dim", getDim(),
-                            getInput().getType().getRank())))
+  if (failed(verifyForm(*this)))
     return failure();
-  return verifySameExcept(*this, getInput().getType(), getResult().getType(),
+  if (failed(verifyAxisList(*this, getAxes())) ||
+      failed(verifyDimIndex(*this, "dim", getDim(), getInputType().getRank())))
+    return failure();
+  return verifySameExcept(*this, getInputType(), getOutputType(),
                           {static_cast<int64_t>(getDim())});
 }
 
@@ -467,21 +547,24 @@ ReduceScatterOp::verifySymbolUses(SymbolTableCollection &symbols) {
       verifyCollectiveMesh(*this, getMeshAttr(), getAxes(), symbols);
   if (failed(mesh))
     return failure();
-  return verifyShrunkDim(*this, getInput().getType(), getResult().getType(),
-                         getDim(), getGroupSize(*mesh), getAxes());
+  return verifyShrunkDim(*this, getInputType(), getOutputType(), getDim(),
+                         getGroupSize(*mesh), getAxes());
 }
 
 void ReduceScatterOp::build(OpBuilder &b, OperationState &state,
                             ReductionKind kind, Value input, MeshOp mesh,
                             ArrayRef<StringRef> axes, int64_t dim) {
   build(b, state, resizedType(input, mesh, axes, dim, /*grow=*/false), kind,
-        input, mesh.getSymName(), toArrayAttr(b, axes), dim);
+        input, mesh.getSymName(), toArrayAttr(b, axes), dim,
+        /*output=*/Value());
 }
 
 // all_to_all
 
 LogicalResult AllToAllOp::verify() {
-  int64_t rank = getInput().getType().getRank();
+  if (failed(verifyForm(*this)))
+    return failure();
+  int64_t rank = getInputType().getRank();
   if (failed(verifyAxisList(*this, getAxes())) ||
       failed(verifyDimIndex(*this, "split dimension", getSplitDim(), rank)) ||
       failed(verifyDimIndex(*this, "concat dimension", getConcatDim(), rank)))
@@ -489,7 +572,7 @@ LogicalResult AllToAllOp::verify() {
   if (getSplitDim() == getConcatDim())
     return emitOpError() << "split and concat dimensions must differ, both are "
                          << getSplitDim();
-  return verifySameExcept(*this, getInput().getType(), getResult().getType(),
+  return verifySameExcept(*this, getInputType(), getOutputType(),
                           {static_cast<int64_t>(getSplitDim()),
                            static_cast<int64_t>(getConcatDim())});
 }
@@ -500,11 +583,11 @@ LogicalResult AllToAllOp::verifySymbolUses(SymbolTableCollection &symbols) {
   if (failed(mesh))
     return failure();
   int64_t groupSize = getGroupSize(*mesh);
-  if (failed(verifyShrunkDim(*this, getInput().getType(), getResult().getType(),
+  if (failed(verifyShrunkDim(*this, getInputType(), getOutputType(),
                              getSplitDim(), groupSize, getAxes())))
     return failure();
-  return verifyGrownDim(*this, getInput().getType(), getResult().getType(),
-                        getConcatDim(), groupSize, getAxes());
+  return verifyGrownDim(*this, getInputType(), getOutputType(), getConcatDim(),
+                        groupSize, getAxes());
 }
 
 void AllToAllOp::build(OpBuilder &b, OperationState &state, Value input,
@@ -517,17 +600,18 @@ void AllToAllOp::build(OpBuilder &b, OperationState &state, Value input,
   if (!ShapedType::isDynamic(shape[concatDim]))
     shape[concatDim] *= groupSize;
   build(b, state, split.clone(shape), input, mesh.getSymName(),
-        toArrayAttr(b, axes), splitDim, concatDim);
+        toArrayAttr(b, axes), splitDim, concatDim, /*output=*/Value());
 }
 
 // all_slice
 
 LogicalResult AllSliceOp::verify() {
-  if (failed(verifyAxisList(*this, getAxes())) ||
-      failed(verifyDimIndex(*this, "dim", getDim(),
-                            getInput().getType().getRank())))
+  if (failed(verifyForm(*this)))
     return failure();
-  return verifySameExcept(*this, getInput().getType(), getResult().getType(),
+  if (failed(verifyAxisList(*this, getAxes())) ||
+      failed(verifyDimIndex(*this, "dim", getDim(), getInputType().getRank())))
+    return failure();
+  return verifySameExcept(*this, getInputType(), getOutputType(),
                           {static_cast<int64_t>(getDim())});
 }
 
@@ -536,14 +620,14 @@ LogicalResult AllSliceOp::verifySymbolUses(SymbolTableCollection &symbols) {
       verifyCollectiveMesh(*this, getMeshAttr(), getAxes(), symbols);
   if (failed(mesh))
     return failure();
-  return verifyShrunkDim(*this, getInput().getType(), getResult().getType(),
-                         getDim(), getGroupSize(*mesh), getAxes());
+  return verifyShrunkDim(*this, getInputType(), getOutputType(), getDim(),
+                         getGroupSize(*mesh), getAxes());
 }
 
 void AllSliceOp::build(OpBuilder &b, OperationState &state, Value input,
                        MeshOp mesh, ArrayRef<StringRef> axes, int64_t dim) {
   build(b, state, resizedType(input, mesh, axes, dim, /*grow=*/false), input,
-        mesh.getSymName(), toArrayAttr(b, axes), dim);
+        mesh.getSymName(), toArrayAttr(b, axes), dim, /*output=*/Value());
 }
 
 // axis_index

@@ -40,12 +40,14 @@ struct AllReduceThenSlice : public OpRewritePattern<AllSliceOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(AllSliceOp slice,
                                 PatternRewriter &rewriter) const override {
+    // Buffer forms have no results: their inputs are never collectives.
     auto reduce = slice.getInput().getDefiningOp<AllReduceOp>();
     if (!reduce || !reduce->hasOneUse() || !sameGroup(reduce, slice))
       return rewriter.notifyMatchFailure(slice, "not a lone all_reduce");
     rewriter.replaceOpWithNewOp<ReduceScatterOp>(
-        slice, slice.getType(), reduce.getKindAttr(), reduce.getInput(),
-        reduce.getMeshAttr(), reduce.getAxes(), slice.getDimAttr());
+        slice, slice.getResult().getType(), reduce.getKindAttr(),
+        reduce.getInput(), reduce.getMeshAttr(), reduce.getAxes(),
+        slice.getDimAttr(), /*output=*/Value());
     rewriter.eraseOp(reduce);
     return success();
   }

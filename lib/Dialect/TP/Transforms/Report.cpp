@@ -77,7 +77,7 @@ template <typename T> std::string str(const T &thing) {
   return text;
 }
 
-double typeBytes(RankedTensorType type) {
+double typeBytes(ShapedType type) {
   double bytes = std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
   for (int64_t size : type.getShape())
     bytes *= ShapedType::isDynamic(size) ? 1.0 : static_cast<double>(size);
@@ -104,9 +104,8 @@ CollectiveKind kindOf(ReshardStep::Kind kind) {
 /// The per-device entry of one collective. `in` and `out` are the local
 /// operand and result types.
 CollectiveEntry makeEntry(CollectiveKind kind, StringRef reduction,
-                          ArrayRef<StringRef> axes, MeshOp mesh,
-                          RankedTensorType in, RankedTensorType out,
-                          Location loc) {
+                          ArrayRef<StringRef> axes, MeshOp mesh, ShapedType in,
+                          ShapedType out, Location loc) {
   int64_t n = mesh.getGroupSize(axes);
   double s = 0;
   switch (kind) {
@@ -215,23 +214,23 @@ FunctionReport reportFunction(FunctionOpInterface func, MeshOp mesh) {
     if (auto c = dyn_cast<AllReduceOp>(op))
       r.collectives.push_back(makeEntry(
           CollectiveKind::AllReduce, stringifyReductionKind(c.getKind()), axes,
-          mesh, c.getInput().getType(), c.getType(), loc));
+          mesh, c.getInputType(), c.getOutputType(), loc));
     else if (auto c = dyn_cast<AllGatherOp>(op))
       r.collectives.push_back(makeEntry(CollectiveKind::AllGather, "", axes,
-                                        mesh, c.getInput().getType(),
-                                        c.getType(), loc));
+                                        mesh, c.getInputType(),
+                                        c.getOutputType(), loc));
     else if (auto c = dyn_cast<ReduceScatterOp>(op))
       r.collectives.push_back(makeEntry(
           CollectiveKind::ReduceScatter, stringifyReductionKind(c.getKind()),
-          axes, mesh, c.getInput().getType(), c.getType(), loc));
+          axes, mesh, c.getInputType(), c.getOutputType(), loc));
     else if (auto c = dyn_cast<AllToAllOp>(op))
       r.collectives.push_back(makeEntry(CollectiveKind::AllToAll, "", axes,
-                                        mesh, c.getInput().getType(),
-                                        c.getType(), loc));
+                                        mesh, c.getInputType(),
+                                        c.getOutputType(), loc));
     else if (auto c = dyn_cast<AllSliceOp>(op))
       r.collectives.push_back(makeEntry(CollectiveKind::AllSlice, "", axes,
-                                        mesh, c.getInput().getType(),
-                                        c.getType(), loc));
+                                        mesh, c.getInputType(),
+                                        c.getOutputType(), loc));
     else if (auto rs = dyn_cast<ReshardOp>(op)) {
       auto from = shardings.lookup(rs.getInput());
       if (!from)

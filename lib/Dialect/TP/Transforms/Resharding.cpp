@@ -165,21 +165,26 @@ Value mlir::tp::emitReshardSteps(OpBuilder &b, Location loc, Value local,
     switch (step.kind) {
     case Kind::AllReduce:
       local = AllReduceOp::create(b, loc, ReductionKind::Sum, local, meshName,
-                                  step.axes);
+                                  step.axes)
+                  .getResult();
       break;
     case Kind::ReduceScatter:
       local = ReduceScatterOp::create(b, loc, ReductionKind::Sum, local, mesh,
-                                      step.axes, step.dim);
+                                      step.axes, step.dim)
+                  .getResult();
       break;
     case Kind::AllGather:
-      local = AllGatherOp::create(b, loc, local, mesh, step.axes, step.dim);
+      local = AllGatherOp::create(b, loc, local, mesh, step.axes, step.dim)
+                  .getResult();
       break;
     case Kind::AllToAll:
       local = AllToAllOp::create(b, loc, local, mesh, step.axes, step.dim,
-                                 step.concatDim);
+                                 step.concatDim)
+                  .getResult();
       break;
     case Kind::AllSlice:
-      local = AllSliceOp::create(b, loc, local, mesh, step.axes, step.dim);
+      local = AllSliceOp::create(b, loc, local, mesh, step.axes, step.dim)
+                  .getResult();
       break;
     case Kind::ZeroOthers: {
       auto type = cast<RankedTensorType>(local.getType());

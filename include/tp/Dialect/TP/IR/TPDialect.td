@@ -50,7 +50,8 @@ def TP_Dialect : Dialect {
       only the mesh, the axes and the rank are checked.
     * `tp.shardings` (an array of `#tp.sharding`): on any op, one entry per
       result; a result that is not a tensor or memref takes a rank-0,
-      non-partial sharding.
+      non-partial sharding. On a destination-style op after bufferization
+      (no results), one entry per buffer it writes (its `outs`).
     * `tp.spmd` (a flat symbol reference to a `tp.mesh`): on a function in
       local form.
     * `tp.origins` (an array of strings, one per result) on ops and

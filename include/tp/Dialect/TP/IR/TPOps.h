@@ -20,6 +20,16 @@ namespace mlir::tp {
 class MeshOp;
 } // namespace mlir::tp
 
+namespace mlir::tp {
+class MeshOp;
+/// Memory effects of a data collective: none on tensors; on memrefs, a read
+/// of the operand and a write of the `into` buffer.
+void getCollectiveEffects(
+    Operation *op,
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects);
+} // namespace mlir::tp
+
 #define GET_OP_CLASSES
 #include "tp/Dialect/TP/IR/TPOps.h.inc"
 

@@ -96,7 +96,7 @@ def TP_AnnotateOp : TP_ShardingOp<"annotate"> {
     cannot follow an operand.
 
     **Constraints:**
-    - operand and result have the same ranked tensor type;
+    - operand and result (or `into`) have the same shape and element type;
     - the sharding's mesh is a `tp.mesh`, its axes are axes of that mesh, it
       has one entry per dimension, and each static dimension is divisible by
       the total size of the axes splitting it.
@@ -116,7 +116,7 @@ def TP_ReshardOp : TP_ShardingOp<"reshard"> {
     ```
 
     **Constraints:**
-    - operand and result have the same ranked tensor type;
+    - operand and result (or `into`) have the same shape and element type;
     - the sharding's mesh is a `tp.mesh`, its axes are axes of that mesh, it
       has one entry per dimension, and each static dimension is divisible by
       the total size of the axes splitting it.
@@ -142,8 +142,63 @@ class TP_CollectiveOp<string mnemonic, list<Trait> traits = []>
   let hasVerifier = 1;
 }
 
-def TP_AllReduceOp : TP_CollectiveOp<"all_reduce",
-    [AllTypesMatch<["input", "result"]>]> {
+def TP_TensorOrMemRef : AnyTypeOf<[AnyRankedTensor, AnyMemRef],
+                                  "ranked tensor or memref">;
+
+/// The collectives that move data have two forms: on tensors they produce a
+/// result (what partitioning emits); on memrefs (what one-shot bufferization
+/// makes of them) they write an `into` buffer and have no result.
+defvar TP_BufferFormDoc = [{
+
+    **Buffer form.** One-shot bufferization turns the op into its form on
+    memrefs: the operand is a buffer, the op writes a freshly allocated
+    `into` buffer of the result's shape and has no result, and its memory
+    effects are a read of the operand and a write of `into`:
+
+    ```mlir
+    tp.all_gather %xb over @world ["tp"] dim 1 into %ob
+        : memref<16x128xf32> -> memref<16x512xf32>
+    ```
+
+    In either form the constraints above hold between the operand and the
+    output (the result, or `into`); the operand is a tensor exactly when
+    there is a result, and a memref exactly when there is an `into` buffer.
+}];
+
+class TP_DataCollectiveOp<string mnemonic, list<Trait> traits = []>
+    : TP_Op<mnemonic, traits # [
+        DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
+        DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let extraClassDeclaration = [{
+    /// Size of the device group the collective runs over.
+    int64_t getGroupSize(::mlir::tp::MeshOp mesh);
+    /// True for the form on memrefs (written into `output`).
+    bool hasBufferSemantics() { return static_cast<bool>(getOutput()); }
+    ::mlir::ShapedType getInputType() {
+      return ::llvm::cast<::mlir::ShapedType>(getInput().getType());
+    }
+    /// The type of what the collective produces: its result, or `into`.
+    ::mlir::ShapedType getOutputType() {
+      ::mlir::Value produced = hasBufferSemantics()
+                                   ? ::mlir::Value(getOutput())
+                                   : ::mlir::Value(getResult());
+      return ::llvm::cast<::mlir::ShapedType>(produced.getType());
+    }
+  }];
+  let extraClassDefinition = [{
+    int64_t $cppClass::getGroupSize(::mlir::tp::MeshOp mesh) {
+      return mesh.getGroupSize(getAxes());
+    }
+    void $cppClass::getEffects(
+        ::llvm::SmallVectorImpl<::mlir::SideEffects::EffectInstance<
+            ::mlir::MemoryEffects::Effect>> &effects) {
+      ::mlir::tp::getCollectiveEffects(getOperation(), effects);
+    }
+  }];
+  let hasVerifier = 1;
+}
+
+def TP_AllReduceOp : TP_DataCollectiveOp<"all_reduce"> {
   let summary = "Reduces a value over a group of devices, result everywhere";
   let description = [{
     Every device of each group spanned by `axes` contributes its `input`;
@@ -156,15 +211,18 @@ def TP_AllReduceOp : TP_CollectiveOp<"all_reduce",
     ```
 
     **Constraints:**
-    - operand and result have the same ranked tensor type;
+    - operand and result (or `into`) have the same shape and element type;
     - `axes` is not empty and names no axis twice;
     - the mesh is a `tp.mesh` and every axis is one of its axes.
-  }];
-  let arguments = (ins TP_ReductionKindAttr:$kind, AnyRankedTensor:$input,
-                       FlatSymbolRefAttr:$mesh, StrArrayAttr:$axes);
-  let results = (outs AnyRankedTensor:$result);
+  }] # TP_BufferFormDoc;
+  let arguments = (ins TP_ReductionKindAttr:$kind, TP_TensorOrMemRef:$input,
+                       FlatSymbolRefAttr:$mesh, StrArrayAttr:$axes,
+                       Optional<AnyMemRef>:$output);
+  let results = (outs Optional<AnyRankedTensor>:$result);
   let assemblyFormat = [{
-    custom<ReductionKind>($kind) $input `over` $mesh $axes attr-dict `:` type($input)
+    custom<ReductionKind>($kind) $input `over` $mesh $axes (`into` $output^)?
+    attr-dict `:` custom<SameTypes>(type($input), type($output),
+                                          type($result), ref($output))
   }];
   let builders = [
     OpBuilder<(ins "::mlir::tp::ReductionKind":$kind, "::mlir::Value":$input,
@@ -173,12 +231,12 @@ def TP_AllReduceOp : TP_CollectiveOp<"all_reduce",
       build($_builder, $_state, input.getType(),
             ::mlir::tp::ReductionKindAttr::get($_builder.getContext(), kind),
             input, ::mlir::FlatSymbolRefAttr::get($_builder.getContext(), mesh),
-            $_builder.getStrArrayAttr(axes));
+            $_builder.getStrArrayAttr(axes), /*output=*/::mlir::Value());
     }]>
   ];
 }
 
-def TP_AllGatherOp : TP_CollectiveOp<"all_gather"> {
+def TP_AllGatherOp : TP_DataCollectiveOp<"all_gather"> {
   let summary = "Concatenates the shards of a group along one dimension";
   let description = [{
     Every device of each group spanned by `axes` contributes its `input`;
@@ -199,12 +257,15 @@ def TP_AllGatherOp : TP_CollectiveOp<"all_gather"> {
     - operand and result have the same rank and element type, equal sizes
       in every dimension but `dim`, and result size = operand size × group
       size in `dim` (both dynamic, or both static).
-  }];
-  let arguments = (ins AnyRankedTensor:$input, FlatSymbolRefAttr:$mesh,
-                       StrArrayAttr:$axes, I64Attr:$dim);
-  let results = (outs AnyRankedTensor:$result);
+  }] # TP_BufferFormDoc;
+  let arguments = (ins TP_TensorOrMemRef:$input, FlatSymbolRefAttr:$mesh,
+                       StrArrayAttr:$axes, I64Attr:$dim,
+                       Optional<AnyMemRef>:$output);
+  let results = (outs Optional<AnyRankedTensor>:$result);
   let assemblyFormat = [{
-    $input `over` $mesh $axes `dim` $dim attr-dict `:` type($input) `->` type($result)
+    $input `over` $mesh $axes `dim` $dim (`into` $output^)? attr-dict `:`
+    custom<ResizedTypes>(type($input), type($output), type($result),
+                            ref($output))
   }];
   let builders = [
     OpBuilder<(ins "::mlir::Value":$input, "::mlir::tp::MeshOp":$mesh,
@@ -212,7 +273,7 @@ def TP_AllGatherOp : TP_CollectiveOp<"all_gather"> {
   ];
 }
 
-def TP_ReduceScatterOp : TP_CollectiveOp<"reduce_scatter"> {
+def TP_ReduceScatterOp : TP_DataCollectiveOp<"reduce_scatter"> {
   let summary = "Reduces over a group and leaves each device one block";
   let description = [{
     The reduction of the group's inputs (as `tp.all_reduce`), split along
@@ -232,12 +293,16 @@ def TP_ReduceScatterOp : TP_CollectiveOp<"reduce_scatter"> {
       in every dimension but `dim`; in `dim` the operand size is divisible by
       the group size and the result size is the quotient (both dynamic, or
       both static).
-  }];
-  let arguments = (ins TP_ReductionKindAttr:$kind, AnyRankedTensor:$input,
-                       FlatSymbolRefAttr:$mesh, StrArrayAttr:$axes, I64Attr:$dim);
-  let results = (outs AnyRankedTensor:$result);
+  }] # TP_BufferFormDoc;
+  let arguments = (ins TP_ReductionKindAttr:$kind, TP_TensorOrMemRef:$input,
+                       FlatSymbolRefAttr:$mesh, StrArrayAttr:$axes, I64Attr:$dim,
+                       Optional<AnyMemRef>:$output);
+  let results = (outs Optional<AnyRankedTensor>:$result);
   let assemblyFormat = [{
-    custom<ReductionKind>($kind) $input `over` $mesh $axes `dim` $dim attr-dict `:` type($input) `->` type($result)
+    custom<ReductionKind>($kind) $input `over` $mesh $axes `dim` $dim
+    (`into` $output^)? attr-dict `:`
+    custom<ResizedTypes>(type($input), type($output), type($result),
+                            ref($output))
   }];
   let builders = [
     OpBuilder<(ins "::mlir::tp::ReductionKind":$kind, "::mlir::Value":$input,
@@ -246,7 +311,7 @@ def TP_ReduceScatterOp : TP_CollectiveOp<"reduce_scatter"> {
   ];
 }
 
-def TP_AllToAllOp : TP_CollectiveOp<"all_to_all"> {
+def TP_AllToAllOp : TP_DataCollectiveOp<"all_to_all"> {
   let summary = "Moves a group's split from one dimension to another";
   let description = [{
     Each device splits its `input` along `split` into group-size blocks and
@@ -269,14 +334,16 @@ def TP_AllToAllOp : TP_CollectiveOp<"all_to_all"> {
       the group size and the result's is the quotient; the result's `concat`
       size is the operand's times the group size (both dynamic, or both
       static).
-  }];
-  let arguments = (ins AnyRankedTensor:$input, FlatSymbolRefAttr:$mesh,
+  }] # TP_BufferFormDoc;
+  let arguments = (ins TP_TensorOrMemRef:$input, FlatSymbolRefAttr:$mesh,
                        StrArrayAttr:$axes, I64Attr:$split_dim,
-                       I64Attr:$concat_dim);
-  let results = (outs AnyRankedTensor:$result);
+                       I64Attr:$concat_dim, Optional<AnyMemRef>:$output);
+  let results = (outs Optional<AnyRankedTensor>:$result);
   let assemblyFormat = [{
-    $input `over` $mesh $axes `split` $split_dim `concat` $concat_dim attr-dict
-    `:` type($input) `->` type($result)
+    $input `over` $mesh $axes `split` $split_dim `concat` $concat_dim
+    (`into` $output^)? attr-dict `:`
+    custom<ResizedTypes>(type($input), type($output), type($result),
+                            ref($output))
   }];
   let builders = [
     OpBuilder<(ins "::mlir::Value":$input, "::mlir::tp::MeshOp":$mesh,
@@ -285,7 +352,7 @@ def TP_AllToAllOp : TP_CollectiveOp<"all_to_all"> {
   ];
 }
 
-def TP_AllSliceOp : TP_CollectiveOp<"all_slice"> {
+def TP_AllSliceOp : TP_DataCollectiveOp<"all_slice"> {
   let summary = "Keeps this device's block of a replicated value (no communication)";
   let description = [{
     The inverse of `tp.all_gather` on a value replicated over the group: the
@@ -305,12 +372,15 @@ def TP_AllSliceOp : TP_CollectiveOp<"all_slice"> {
       in every dimension but `dim`; in `dim` the operand size is divisible by
       the group size and the result size is the quotient (both dynamic, or
       both static).
-  }];
-  let arguments = (ins AnyRankedTensor:$input, FlatSymbolRefAttr:$mesh,
-                       StrArrayAttr:$axes, I64Attr:$dim);
-  let results = (outs AnyRankedTensor:$result);
+  }] # TP_BufferFormDoc;
+  let arguments = (ins TP_TensorOrMemRef:$input, FlatSymbolRefAttr:$mesh,
+                       StrArrayAttr:$axes, I64Attr:$dim,
+                       Optional<AnyMemRef>:$output);
+  let results = (outs Optional<AnyRankedTensor>:$result);
   let assemblyFormat = [{
-    $input `over` $mesh $axes `dim` $dim attr-dict `:` type($input) `->` type($result)
+    $input `over` $mesh $axes `dim` $dim (`into` $output^)? attr-dict `:`
+    custom<ResizedTypes>(type($input), type($output), type($result),
+                            ref($output))
   }];
   let builders = [
     OpBuilder<(ins "::mlir::Value":$input, "::mlir::tp::MeshOp":$mesh,
