@@ -269,6 +269,55 @@ TPRT_API tprt_status tprt_local_world_communicator(tprt_local_world *world,
 /* Every rank must have returned from its calls. Accepts NULL. */
 TPRT_API void tprt_local_world_destroy(tprt_local_world *world);
 
+/*===----------------------------------------------------------------------===*
+ * What compiled programs call
+ *===----------------------------------------------------------------------===*/
+
+/* One rank's context in a run: its communicator and the run's first error.
+ * Compiled code receives it as its first argument and passes it to every
+ * tprt_rt_* call; nothing else is global. */
+typedef struct tprt_rank_context_s tprt_rank_context;
+
+/* `comm` is borrowed and must outlive the context. */
+TPRT_API tprt_status tprt_rank_context_create(tprt_communicator *comm,
+                                              tprt_rank_context **ctx);
+/* The first error of this rank's run (NULL if none); ownership passes to the
+ * caller and the context forgets it. */
+TPRT_API tprt_status tprt_rank_context_take_status(tprt_rank_context *ctx);
+/* Accepts NULL. */
+TPRT_API void tprt_rank_context_destroy(tprt_rank_context *ctx);
+
+/* The entry points that tp-mlir's CPU lowering calls. Buffers are dense and
+ * row-major; `shape` points to `rank` sizes; `axes` packs a group's mesh
+ * axes: bits 0-3 hold the count, bits 4(i+1)..4(i+1)+3 axis i. Enums are
+ * tprt_dtype and tprt_reduction values. They return nothing: the first
+ * failure is kept in the context, which aborts the other ranks, and makes
+ * every later call on this rank return at once; the runtime reports it when
+ * the program returns. */
+TPRT_API void tprt_rt_all_reduce(tprt_rank_context *ctx, const void *in,
+                                 void *out, int64_t count, int32_t dtype,
+                                 int32_t reduction, int64_t axes);
+TPRT_API void tprt_rt_all_gather(tprt_rank_context *ctx, const void *in,
+                                 void *out, const int64_t *shape, int32_t rank,
+                                 int32_t dim, int32_t dtype, int64_t axes);
+TPRT_API void tprt_rt_reduce_scatter(tprt_rank_context *ctx, const void *in,
+                                     void *out, const int64_t *shape,
+                                     int32_t rank, int32_t dim, int32_t dtype,
+                                     int32_t reduction, int64_t axes);
+TPRT_API void tprt_rt_all_to_all(tprt_rank_context *ctx, const void *in,
+                                 void *out, const int64_t *shape, int32_t rank,
+                                 int32_t split_dim, int32_t concat_dim,
+                                 int32_t dtype, int64_t axes);
+/* This rank's block along `dim` of a value replicated over the group; no
+ * communication. */
+TPRT_API void tprt_rt_all_slice(tprt_rank_context *ctx, const void *in,
+                                void *out, const int64_t *shape, int32_t rank,
+                                int32_t dim, int32_t dtype, int64_t axes);
+/* This rank's position in its group over `axes`. */
+TPRT_API int64_t tprt_rt_axis_index(tprt_rank_context *ctx, int64_t axes);
+/* Packs an axis list the way the entry points above read it. */
+TPRT_API int64_t tprt_pack_axes(const tprt_axes *axes);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

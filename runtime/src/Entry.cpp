@@ -1,0 +1,150 @@
+//===- Entry.cpp - What compiled programs call ----------------------------===//
+//
+// Part of tp-mlir, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// Compiled code calls these with its rank context. A failing call keeps its
+// status in the context and aborts the other ranks; later calls return at
+// once, so the program runs to its end and the runtime reports the error.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Internal.h"
+
+#include <cstring>
+
+using namespace tprt;
+
+struct tprt_rank_context_s {
+  tprt_communicator *comm;
+  tprt_status error = nullptr;
+};
+
+namespace {
+
+tprt_axes unpackAxes(int64_t packed) {
+  tprt_axes axes{static_cast<int32_t>(packed & 0xf), {}};
+  for (int32_t i = 0; i < axes.count && i < TPRT_MAX_MESH_RANK; ++i)
+    axes.axes[i] = static_cast<int32_t>((packed >> (4 * (i + 1))) & 0xf);
+  return axes;
+}
+
+/// Runs `call` unless the rank already failed; keeps its failure.
+template <typename Call> void guarded(tprt_rank_context *ctx, Call call) {
+  if (ctx->error)
+    return;
+  if (tprt_status status = call()) {
+    ctx->error = status;
+    ctx->comm->abort(status);
+  }
+}
+
+} // namespace
+
+extern "C" {
+
+tprt_status tprt_rank_context_create(tprt_communicator *comm,
+                                     tprt_rank_context **ctx) {
+  if (!comm)
+    return error(TPRT_INVALID_ARGUMENT, "rank context: communicator is null");
+  *ctx = new tprt_rank_context_s{comm};
+  return nullptr;
+}
+
+tprt_status tprt_rank_context_take_status(tprt_rank_context *ctx) {
+  tprt_status status = ctx->error;
+  ctx->error = nullptr;
+  return status;
+}
+
+void tprt_rank_context_destroy(tprt_rank_context *ctx) {
+  if (!ctx)
+    return;
+  tprt_status_free(ctx->error);
+  delete ctx;
+}
+
+int64_t tprt_pack_axes(const tprt_axes *axes) {
+  int64_t packed = axes->count & 0xf;
+  for (int32_t i = 0; i < axes->count; ++i)
+    packed |= static_cast<int64_t>(axes->axes[i] & 0xf) << (4 * (i + 1));
+  return packed;
+}
+
+void tprt_rt_all_reduce(tprt_rank_context *ctx, const void *in, void *out,
+                        int64_t count, int32_t dtype, int32_t reduction,
+                        int64_t axes) {
+  tprt_axes list = unpackAxes(axes);
+  guarded(ctx, [&] {
+    return tprt_all_reduce(ctx->comm, in, out, count,
+                           static_cast<tprt_dtype>(dtype),
+                           static_cast<tprt_reduction>(reduction), &list);
+  });
+}
+
+void tprt_rt_all_gather(tprt_rank_context *ctx, const void *in, void *out,
+                        const int64_t *shape, int32_t rank, int32_t dim,
+                        int32_t dtype, int64_t axes) {
+  tprt_axes list = unpackAxes(axes);
+  guarded(ctx, [&] {
+    return tprt_all_gather(ctx->comm, in, out, shape, rank, dim,
+                           static_cast<tprt_dtype>(dtype), &list);
+  });
+}
+
+void tprt_rt_reduce_scatter(tprt_rank_context *ctx, const void *in, void *out,
+                            const int64_t *shape, int32_t rank, int32_t dim,
+                            int32_t dtype, int32_t reduction, int64_t axes) {
+  tprt_axes list = unpackAxes(axes);
+  guarded(ctx, [&] {
+    return tprt_reduce_scatter(ctx->comm, in, out, shape, rank, dim,
+                               static_cast<tprt_dtype>(dtype),
+                               static_cast<tprt_reduction>(reduction), &list);
+  });
+}
+
+void tprt_rt_all_to_all(tprt_rank_context *ctx, const void *in, void *out,
+                        const int64_t *shape, int32_t rank, int32_t split_dim,
+                        int32_t concat_dim, int32_t dtype, int64_t axes) {
+  tprt_axes list = unpackAxes(axes);
+  guarded(ctx, [&] {
+    return tprt_all_to_all(ctx->comm, in, out, shape, rank, split_dim,
+                           concat_dim, static_cast<tprt_dtype>(dtype), &list);
+  });
+}
+
+void tprt_rt_all_slice(tprt_rank_context *ctx, const void *in, void *out,
+                       const int64_t *shape, int32_t rank, int32_t dim,
+                       int32_t dtype, int64_t axes) {
+  tprt_axes list = unpackAxes(axes);
+  guarded(ctx, [&]() -> tprt_status {
+    const tprt_mesh &mesh = ctx->comm->mesh();
+    if (tprt_status status = tprt_axes_check(&mesh, &list))
+      return status;
+    size_t elemSize = tprt_dtype_size(static_cast<tprt_dtype>(dtype));
+    if (rank < 1 || rank > TPRT_MAX_TENSOR_RANK || dim < 0 || dim >= rank ||
+        elemSize == 0)
+      return error(TPRT_INVALID_ARGUMENT, "all_slice: bad rank ", rank,
+                   ", dim ", dim, " or dtype ", dtype);
+    int64_t size = tprt_group_size(&mesh, &list);
+    if (shape[dim] % size != 0)
+      return error(TPRT_INVALID_ARGUMENT, "all_slice: dimension ", dim, " of ",
+                   formatShape(shape, rank), " is not divisible by ", size);
+    int64_t box[TPRT_MAX_TENSOR_RANK], offset[TPRT_MAX_TENSOR_RANK] = {},
+                                       zero[TPRT_MAX_TENSOR_RANK] = {};
+    std::copy(shape, shape + rank, box);
+    box[dim] /= size;
+    offset[dim] =
+        tprt_group_position(&mesh, &list, ctx->comm->rank()) * box[dim];
+    copyBox(in, shape, offset, out, box, zero, box, rank, elemSize);
+    return nullptr;
+  });
+}
+
+int64_t tprt_rt_axis_index(tprt_rank_context *ctx, int64_t axes) {
+  tprt_axes list = unpackAxes(axes);
+  return tprt_group_position(&ctx->comm->mesh(), &list, ctx->comm->rank());
+}
+
+} // extern "C"

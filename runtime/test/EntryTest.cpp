@@ -1,0 +1,93 @@
+//===- EntryTest.cpp - The calls compiled programs make -------------------===//
+//
+// Part of tp-mlir, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Harness.h"
+
+#include "gtest/gtest.h"
+
+#include <mutex>
+#include <vector>
+
+using namespace tprt::test;
+
+namespace {
+
+tprt_axes axesOf(std::vector<int32_t> list) {
+  tprt_axes axes{static_cast<int32_t>(list.size()), {}};
+  std::copy(list.begin(), list.end(), axes.axes);
+  return axes;
+}
+
+TEST(EntryTest, PackedAxesRoundTrip) {
+  tprt_axes yx = axesOf({1, 0});
+  EXPECT_EQ(tprt_pack_axes(&yx), 2 | (1 << 4) | (0 << 8));
+}
+
+class EntryTest : public ::testing::TestWithParam<std::shared_ptr<Harness>> {};
+
+TEST_P(EntryTest, CollectivesSliceAndIndex) {
+  tprt_mesh mesh = {2, {2, 2}};
+  tprt_axes y = axesOf({1}), xy = axesOf({0, 1});
+  int64_t packedY = tprt_pack_axes(&y), packedXY = tprt_pack_axes(&xy);
+  GetParam()->run(mesh, 30000, [&](tprt_communicator *comm) {
+    tprt_rank_context *ctx = nullptr;
+    ASSERT_EQ(tprt_rank_context_create(comm, &ctx), nullptr);
+    int64_t r = tprt_communicator_rank(comm);
+    float in[4] = {1.0f * r, 2, 3, 4}, sum[4];
+    tprt_rt_all_reduce(ctx, in, sum, 4, TPRT_F32, TPRT_SUM, packedXY);
+    float block[2];
+    int64_t shape[1] = {4};
+    tprt_rt_all_slice(ctx, in, block, shape, 1, 0, TPRT_F32, packedY);
+    int64_t index = tprt_rt_axis_index(ctx, packedY);
+    tprt_status status = tprt_rank_context_take_status(ctx);
+    EXPECT_EQ(status, nullptr) << tprt_status_message(status);
+    EXPECT_EQ(sum[0], 6.0f);
+    EXPECT_EQ(sum[3], 16.0f);
+    EXPECT_EQ(index, r % 2);
+    EXPECT_EQ(block[0], index == 0 ? in[0] : in[2]);
+    EXPECT_EQ(block[1], index == 0 ? in[1] : in[3]);
+    tprt_rank_context_destroy(ctx);
+  });
+}
+
+TEST_P(EntryTest, AFailureIsKeptAndLaterCallsSkip) {
+  tprt_mesh mesh = {1, {2}};
+  tprt_axes x = axesOf({0});
+  int64_t packed = tprt_pack_axes(&x);
+  std::mutex mutex;
+  std::vector<tprt_code> codes(2, TPRT_OK);
+  GetParam()->run(mesh, 30000, [&](tprt_communicator *comm) {
+    tprt_rank_context *ctx = nullptr;
+    ASSERT_EQ(tprt_rank_context_create(comm, &ctx), nullptr);
+    int64_t r = tprt_communicator_rank(comm);
+    float in[4] = {1, 2, 3, 4}, out[4] = {-1, -1, -1, -1};
+    // Different counts: both ranks fail.
+    tprt_rt_all_reduce(ctx, in, out, r == 0 ? 4 : 2, TPRT_F32, TPRT_SUM,
+                       packed);
+    // Skipped: `out` stays untouched.
+    float again[4] = {-1, -1, -1, -1};
+    tprt_rt_all_reduce(ctx, in, again, 4, TPRT_F32, TPRT_SUM, packed);
+    EXPECT_EQ(again[0], -1.0f);
+    tprt_status status = tprt_rank_context_take_status(ctx);
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      codes[r] = tprt_status_code(status);
+    }
+    tprt_status_free(status);
+    EXPECT_EQ(tprt_rank_context_take_status(ctx), nullptr);
+    tprt_rank_context_destroy(ctx);
+  });
+  EXPECT_EQ(codes[0], TPRT_MISMATCH);
+  EXPECT_EQ(codes[1], TPRT_MISMATCH);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Backends, EntryTest, ::testing::ValuesIn(allHarnesses()),
+    [](const ::testing::TestParamInfo<std::shared_ptr<Harness>> &info) {
+      return info.param->name();
+    });
+
+} // namespace
