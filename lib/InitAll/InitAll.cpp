@@ -6,6 +6,7 @@
 
 #include "tp/InitAll.h"
 
+#include "tp/Conversion/Passes.h"
 #include "tp/Dialect/TP/IR/TPDialect.h"
 #include "tp/Dialect/TP/IR/TPInterfaces.h"
 #include "tp/Dialect/TP/Transforms/BufferizableOpInterfaceImpl.h"
@@ -34,4 +35,6 @@ void mlir::tp::registerAllPasses() {
   mlir::registerAllPasses();
   registerTPPasses();
   registerTPPipelines();
+  registerTPConversionPasses();
+  registerTPConversionPipelines();
 }

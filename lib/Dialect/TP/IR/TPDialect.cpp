@@ -165,6 +165,13 @@ LogicalResult TPDialect::verifyOperationAttribute(Operation *op,
              << attr.getValue();
     return success();
   }
+  if (name == kManifestAttrName) {
+    if (!isa<ModuleOp>(op) || !isa<StringAttr>(attr.getValue()))
+      return op->emitOpError()
+             << "'" << kManifestAttrName
+             << "' must be a string on a module, got " << attr.getValue();
+    return success();
+  }
   if (name == kShardingAttrName)
     return op->emitOpError()
            << "'" << kShardingAttrName
@@ -173,5 +180,6 @@ LogicalResult TPDialect::verifyOperationAttribute(Operation *op,
   return op->emitOpError() << "unknown tp attribute '" << name
                            << "'; expected one of '" << kShardingsAttrName
                            << "', '" << kSpmdAttrName << "', '"
-                           << kOriginsAttrName << "'";
+                           << kOriginsAttrName << "', '" << kManifestAttrName
+                           << "'";
 }

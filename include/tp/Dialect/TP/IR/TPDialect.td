@@ -57,6 +57,8 @@ def TP_Dialect : Dialect {
     * `tp.origins` (an array of strings, one per result) on ops and
       `tp.origin` (a string) on function arguments and results: where a
       sharding came from, written by `--tp-propagate{record-origins}`.
+    * `tp.manifest` (a string) on a module: the program manifest that
+      `--tp-record-manifest` writes while lowering to the CPU runtime.
   }];
   let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;
@@ -69,6 +71,7 @@ def TP_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kSpmdAttrName = "tp.spmd";
     static constexpr ::llvm::StringLiteral kOriginsAttrName = "tp.origins";
     static constexpr ::llvm::StringLiteral kOriginAttrName = "tp.origin";
+    static constexpr ::llvm::StringLiteral kManifestAttrName = "tp.manifest";
 
   private:
     void registerAttributes();

@@ -1,0 +1,43 @@
+//===- Passes.h - Lowerings of the tp dialect -------------------*- C++ -*-===//
+//
+// Part of tp-mlir, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TP_CONVERSION_PASSES_H
+#define TP_CONVERSION_PASSES_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
+#include "tp/Dialect/TP/IR/TPDialect.h"
+
+namespace mlir::tp {
+
+#define GEN_PASS_DECL
+#include "tp/Conversion/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "tp/Conversion/Passes.h.inc"
+
+/// The name of the module attribute holding the program manifest.
+inline constexpr llvm::StringLiteral kManifestAttrName =
+    TPDialect::kManifestAttrName;
+/// The prefix of the runtime's entry wrappers.
+inline constexpr llvm::StringLiteral kEntryPrefix = "tprt_entry_";
+
+/// --tp-lower-to-cpu: local (or unsharded global) form -> LLVM dialect for
+/// the CPU runtime: manifest, one-shot bufferization (results become
+/// out-parameters, buffers are freed), collectives -> runtime calls, linalg
+/// -> loops, everything -> LLVM with bare-pointer memrefs, entry points.
+void buildLowerToCPUPipeline(OpPassManager &pm);
+
+void registerTPConversionPipelines();
+
+} // namespace mlir::tp
+
+#endif // TP_CONVERSION_PASSES_H

@@ -1,0 +1,102 @@
+//===- Passes.td - Lowerings of the tp dialect -------------*- tablegen -*-===//
+//
+// Part of tp-mlir, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TP_CONVERSION_PASSES_TD
+#define TP_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def RecordManifestPass : Pass<"tp-record-manifest", "::mlir::ModuleOp"> {
+  let summary = "Records what the runtime needs to know of each function before lowering loses it";
+  let description = [{
+    For every public function with a body, records its mesh and, for each
+    argument and result, the global shape, element type and sharding, as the
+    module attribute `tp.manifest` (a string, the program manifest that
+    `tp-compile` embeds and the runtime reads). Functions in local form
+    (`tp.spmd = @mesh`) have per-device types; the global shapes come from
+    their shardings. Functions without `tp.spmd` run unsharded on one device.
+
+    Example: for
+
+    ```mlir
+    tp.mesh @world ["tp" = 4]
+    func.func @f(%x: tensor<16x128xf32> {tp.sharding = #tp.sharding<@world, [{}, {"tp"} ]>})
+        -> (tensor<16x512xf32> {tp.sharding = #tp.sharding<@world, [{}, {} ]>})
+        attributes {tp.spmd = @world}
+    ```
+
+    the manifest reads
+
+    ```
+    tprt-manifest 1
+    func f 1 1
+    mesh world 1 tp=4
+    arg 0 f32 2 16 512 s=/0|
+    result 0 f32 2 16 512 s=/|
+    end
+    ```
+
+    A sharding `s=D0/D1/...|P` lists, per dimension, the indices of the mesh
+    axes that split it (comma-separated, major to minor), then the partial
+    axes. Element types other than f32, f64, f16, bf16, i32 and i64, and
+    arguments that are not ranked tensors, are errors.
+  }];
+  let dependentDialects = [];
+}
+
+def ConvertCollectivesToRuntimePass
+    : Pass<"tp-convert-collectives-to-runtime", "::mlir::ModuleOp"> {
+  let summary = "Buffer-form collectives become calls into the tprt runtime, with the rank context passed explicitly";
+  let description = [{
+    Every function with a body gets a leading `!llvm.ptr` argument: the rank
+    context (`tprt_rank_context *`) that the runtime passes to entry points;
+    calls between such functions pass it on. Each collective in buffer form
+    becomes a call to its `tprt_rt_*` entry point (runtime/include/tprt/
+    tprt.h) with bare pointers to contiguous buffers (an operand with a
+    strided layout is copied to a contiguous one first), the shape, the
+    element type and reduction codes, and the mesh axes packed into an
+    `i64`; `tp.axis_index` becomes `tprt_rt_axis_index`. Run after one-shot
+    bufferization.
+
+    Example:
+
+    ```mlir
+    tp.all_reduce sum %a over @world ["tp"] into %b : memref<16x512xf32>
+    ```
+
+    becomes (pointers taken with `memref.extract_aligned_pointer_as_index`)
+
+    ```mlir
+    func.call @tprt_rt_all_reduce(%ctx, %pa, %pb, %c8192_i64, %c0_i32, %c0_i32, %c1_i64)
+        : (!llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i32, i32, i64) -> ()
+    ```
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect", "::mlir::func::FuncDialect",
+                           "::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect"];
+}
+
+def EmitEntryPointsPass : Pass<"tp-emit-entry-points", "::mlir::ModuleOp"> {
+  let summary = "Adds the entry points and the manifest that the runtime loads";
+  let description = [{
+    Runs on the LLVM dialect, after `tp-record-manifest`, bufferization with
+    results as out-parameters, `tp-convert-collectives-to-runtime` and the
+    conversion to LLVM with bare-pointer memrefs. For each function of the
+    manifest, `@f(ctx, arg0, ..., out0, ...)` gets a wrapper with one
+    signature for all programs,
+
+    ```mlir
+    llvm.func @tprt_entry_f(%ctx: !llvm.ptr, %buffers: !llvm.ptr)
+    ```
+
+    which loads each argument's and then each result's buffer pointer from
+    the array `%buffers` and calls `@f`. The manifest becomes the
+    zero-terminated global `@tprt_manifest`, and the `tp.mesh` ops, which it
+    describes, are erased.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
+#endif // TP_CONVERSION_PASSES_TD

@@ -1,0 +1,134 @@
+//===- RecordManifest.cpp - What the runtime needs of each function -------===//
+//
+// Part of tp-mlir, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// Writes the program manifest (format in Passes.td) while functions still
+// have tensor types and shardings: for each public function with a body, its
+// mesh and each argument's and result's global shape, element type and
+// sharding.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tp/Conversion/Passes.h"
+
+#include "tp/Dialect/TP/IR/TPDialect.h"
+#include "tp/Dialect/TP/IR/TPOps.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace mlir::tp {
+#define GEN_PASS_DEF_RECORDMANIFESTPASS
+#include "tp/Conversion/Passes.h.inc"
+} // namespace mlir::tp
+
+using namespace mlir;
+using namespace mlir::tp;
+
+namespace {
+
+/// The runtime's name of an element type (tprt_dtype), or empty.
+StringRef dtypeName(Type type) {
+  if (type.isF32())
+    return "f32";
+  if (type.isF64())
+    return "f64";
+  if (type.isF16())
+    return "f16";
+  if (type.isBF16())
+    return "bf16";
+  if (type.isInteger(32))
+    return "i32";
+  if (type.isInteger(64))
+    return "i64";
+  return "";
+}
+
+/// Axis indices of `axes` on `mesh`, comma-separated.
+void printAxes(llvm::raw_ostream &os, ArrayRef<StringRef> axes, MeshOp mesh) {
+  llvm::interleave(
+      axes, os, [&](StringRef a) { os << *mesh.getAxisIndex(a); }, ",");
+}
+
+/// One `arg` or `result` line; fails with a located error.
+LogicalResult describe(llvm::raw_ostream &os, FunctionOpInterface func,
+                       StringRef what, unsigned index, Type type,
+                       ShardingAttr sharding, MeshOp mesh) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape())
+    return func.emitOpError()
+           << what << " #" << index << " has type " << type
+           << "; the CPU runtime takes statically shaped ranked tensors";
+  StringRef dtype = dtypeName(tensor.getElementType());
+  if (dtype.empty())
+    return func.emitOpError()
+           << what << " #" << index << " has element type "
+           << tensor.getElementType()
+           << "; the CPU runtime takes f32, f64, f16, bf16, i32 or i64";
+  SmallVector<int64_t> shape(tensor.getShape());
+  if (mesh && sharding)
+    shape = getGlobalShape(shape, sharding, mesh);
+  os << what << " " << index << " " << dtype << " " << shape.size();
+  for (int64_t d : shape)
+    os << " " << d;
+  os << " s=";
+  for (unsigned d = 0; d < shape.size(); ++d) {
+    if (d)
+      os << "/";
+    if (mesh && sharding)
+      printAxes(os, sharding.getDimAxes(d), mesh);
+  }
+  os << "|";
+  if (mesh && sharding)
+    printAxes(os, sharding.getPartialAxes(), mesh);
+  os << "\n";
+  return success();
+}
+
+struct RecordManifestPass
+    : public tp::impl::RecordManifestPassBase<RecordManifestPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    std::string text = "tprt-manifest 1\n";
+    llvm::raw_string_ostream os(text);
+    SymbolTableCollection symbols;
+    for (auto func : module.getOps<FunctionOpInterface>()) {
+      if (func.isExternal() || !func.isPublic())
+        continue;
+      MeshOp mesh;
+      if (auto spmd =
+              func->getAttrOfType<FlatSymbolRefAttr>(TPDialect::kSpmdAttrName))
+        mesh = symbols.lookupNearestSymbolFrom<MeshOp>(func, spmd);
+      os << "func " << func.getName() << " " << func.getNumArguments() << " "
+         << func.getNumResults() << "\n";
+      if (mesh) {
+        os << "mesh " << mesh.getSymName() << " " << mesh.getRank();
+        for (auto [name, size] :
+             llvm::zip(mesh.getAxisNames(), mesh.getAxisSizes()))
+          os << " " << cast<StringAttr>(name).getValue() << "=" << size;
+        os << "\n";
+      } else {
+        os << "mesh - 0\n";
+      }
+      for (unsigned i = 0; i < func.getNumArguments(); ++i)
+        if (failed(describe(os, func, "arg", i, func.getArgumentTypes()[i],
+                            func.getArgAttrOfType<ShardingAttr>(
+                                i, TPDialect::kShardingAttrName),
+                            mesh)))
+          return signalPassFailure();
+      for (unsigned i = 0; i < func.getNumResults(); ++i)
+        if (failed(describe(os, func, "result", i, func.getResultTypes()[i],
+                            func.getResultAttrOfType<ShardingAttr>(
+                                i, TPDialect::kShardingAttrName),
+                            mesh)))
+          return signalPassFailure();
+      os << "end\n";
+    }
+    module->setAttr(kManifestAttrName,
+                    StringAttr::get(module.getContext(), text));
+  }
+};
+
+} // namespace

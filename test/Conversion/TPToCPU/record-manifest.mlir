@@ -1,0 +1,45 @@
+// RUN: tp-opt %s --tp-record-manifest --split-input-file --verify-diagnostics | FileCheck %s
+
+// Tests the manifest of a local-form function: global shapes from the
+// shardings, axis indices, partial axes, and an unsharded function.
+
+tp.mesh @grid ["dp" = 2, "tp" = 4]
+
+// CHECK: tp.manifest = "tprt-manifest 1
+// CHECK-SAME: func f 2 1
+// CHECK-SAME: mesh grid 2 dp=2 tp=4
+// CHECK-SAME: arg 0 f32 2 16 512 s=0/1|
+// CHECK-SAME: arg 1 bf16 1 8 s=|
+// CHECK-SAME: result 0 f32 2 16 512 s=/|1
+// CHECK-SAME: end
+// CHECK-SAME: func g 1 0
+// CHECK-SAME: mesh - 0
+// CHECK-SAME: arg 0 i64 0 s=|
+func.func @f(%x: tensor<8x128xf32> {tp.sharding = #tp.sharding<@grid, [{"dp"}, {"tp"}]>},
+             %y: tensor<8xbf16> {tp.sharding = #tp.sharding<@grid, [{}]>})
+    -> (tensor<16x512xf32> {tp.sharding = #tp.sharding<@grid, [{}, {}], partial = ["tp"]>})
+    attributes {tp.spmd = @grid} {
+  %e = tensor.empty() : tensor<16x512xf32>
+  return %e : tensor<16x512xf32>
+}
+func.func @g(%i: tensor<i64>) {
+  return
+}
+// Private functions and declarations are not entry points.
+// CHECK-NOT: func h
+func.func private @h(%i: tensor<i64>)
+
+// -----
+
+// expected-error @+1 {{'func.func' op arg #0 has element type 'i8'; the CPU runtime takes f32, f64, f16, bf16, i32 or i64}}
+func.func @f(%x: tensor<4xi8>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op result #0 has type 'tensor<?xf32>'; the CPU runtime takes statically shaped ranked tensors}}
+func.func @f(%x: tensor<4xf32>) -> tensor<?xf32> {
+  %c = tensor.cast %x : tensor<4xf32> to tensor<?xf32>
+  return %c : tensor<?xf32>
+}

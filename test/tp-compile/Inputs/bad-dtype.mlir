@@ -1,0 +1,3 @@
+func.func @f(%x: tensor<4xi8>) {
+  return
+}

@@ -1,0 +1,207 @@
+//===- tp-compile.cpp - MLIR to a program library
+//--------------------------===//
+//
+// Part of tp-mlir, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// tp-compile model.mlir [--target cpu] -o model.so
+//
+// 1. Parses the module; in global form (meshes, no function in local form)
+//    runs --tp-spmd first.
+// 2. Lowers with --tp-lower-to-cpu (manifest, bufferization, runtime calls,
+//    LLVM dialect, entry points).
+// 3. Translates to LLVM IR, optimizes at -O3 and emits an object file for
+//    the host CPU, in-process.
+// 4. Links it into a shared library with the system C compiler. The library
+//    exports `tprt_manifest` and one `tprt_entry_<function>` per function;
+//    the tprt_rt_* calls are resolved by the runtime that loads it.
+//
+// --emit=mlir|llvm|obj|so stops after the named stage. Exit codes: 0 on
+// success, 1 when the input does not compile (with its diagnostics), 2 for
+// a bad command line or a failing tool.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tp/Conversion/Passes.h"
+#include "tp/Dialect/TP/IR/TPOps.h"
+#include "tp/Dialect/TP/Transforms/Passes.h"
+#include "tp/InitAll.h"
+
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/TargetParser/Host.h"
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+namespace {
+
+enum class Target { CPU };
+enum class Emit { MLIR, LLVM, Object, Library };
+
+cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.mlir>"),
+                               cl::Required);
+cl::opt<std::string> outputFile("o", cl::desc("Output file"),
+                                cl::value_desc("model.so"), cl::Required);
+cl::opt<Target> target("target", cl::desc("Where the program runs"),
+                       cl::values(clEnumValN(Target::CPU, "cpu",
+                                             "host CPU, tprt local/MPI "
+                                             "communicators")),
+                       cl::init(Target::CPU));
+cl::opt<Emit> emit(
+    "emit", cl::desc("Stop after a stage"),
+    cl::values(clEnumValN(Emit::MLIR, "mlir", "lowered MLIR (LLVM dialect)"),
+               clEnumValN(Emit::LLVM, "llvm", "optimized LLVM IR"),
+               clEnumValN(Emit::Object, "obj", "object file"),
+               clEnumValN(Emit::Library, "so", "shared library")),
+    cl::init(Emit::Library));
+cl::opt<std::string> linker("cc", cl::desc("C compiler used to link"),
+                            cl::init("cc"));
+
+/// True when the module declares meshes but no function is in local form.
+bool isGlobalForm(ModuleOp module) {
+  bool hasMesh = !module.getOps<tp::MeshOp>().empty();
+  bool hasLocal = false;
+  module.walk([&](Operation *op) {
+    if (op->hasAttr(tp::TPDialect::kSpmdAttrName))
+      hasLocal = true;
+  });
+  return hasMesh && !hasLocal;
+}
+
+int fail(const llvm::Twine &message) {
+  llvm::errs() << "tp-compile: " << message << "\n";
+  return 2;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "tp-compile: compiles a tp-mlir model (global or local form) into a "
+      "program library for the tprt runtime\n");
+
+  DialectRegistry registry;
+  tp::registerAllDialects(registry);
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+
+  std::string error;
+  auto input = openInputFile(inputFile, &error);
+  if (!input)
+    return fail(error);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return 1;
+
+  PassManager pm(&context);
+  if (isGlobalForm(*module))
+    tp::buildSPMDPipeline(pm, tp::SPMDPipelineOptions());
+  tp::buildLowerToCPUPipeline(pm);
+  if (failed(pm.run(*module)))
+    return 1;
+  if (emit == Emit::MLIR) {
+    auto out = openOutputFile(outputFile, &error);
+    if (!out)
+      return fail(error);
+    module->print(out->os());
+    out->keep();
+    return 0;
+  }
+
+  // LLVM IR for the host, optimized.
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(*module, llvmContext, "tp-program");
+  if (!llvmModule)
+    return 1;
+  std::string triple = llvm::sys::getProcessTriple();
+  const llvm::Target *llvmTarget =
+      llvm::TargetRegistry::lookupTarget(llvm::Triple(triple), error);
+  if (!llvmTarget)
+    return fail("no LLVM target for " + triple + ": " + error);
+  llvm::StringMap<bool> hostFeatures = llvm::sys::getHostCPUFeatures();
+  std::string features;
+  for (auto &feature : hostFeatures)
+    features += (feature.second ? "+" : "-") + feature.first().str() + ",";
+  llvm::TargetOptions options;
+  std::unique_ptr<llvm::TargetMachine> machine(llvmTarget->createTargetMachine(
+      llvm::Triple(triple), llvm::sys::getHostCPUName(), features, options,
+      llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+  llvmModule->setDataLayout(machine->createDataLayout());
+  llvmModule->setTargetTriple(llvm::Triple(triple));
+  auto optimize = makeOptimizingTransformer(3, 0, machine.get());
+  if (llvm::Error err = optimize(llvmModule.get()))
+    return fail("LLVM optimization failed: " + llvm::toString(std::move(err)));
+  if (emit == Emit::LLVM) {
+    auto out = openOutputFile(outputFile, &error);
+    if (!out)
+      return fail(error);
+    llvmModule->print(out->os(), nullptr);
+    out->keep();
+    return 0;
+  }
+
+  // Object file (next to the library unless it is what was asked for).
+  std::string objectPath =
+      emit == Emit::Object ? outputFile.getValue() : outputFile + ".o";
+  {
+    auto out = openOutputFile(objectPath, &error);
+    if (!out)
+      return fail(error);
+    llvm::legacy::PassManager codegen;
+    if (machine->addPassesToEmitFile(codegen, out->os(), nullptr,
+                                     llvm::CodeGenFileType::ObjectFile))
+      return fail("the target cannot emit object files");
+    codegen.run(*llvmModule);
+    out->keep();
+  }
+  if (emit == Emit::Object)
+    return 0;
+
+  // Link with the system toolchain.
+  llvm::ErrorOr<std::string> cc = llvm::sys::findProgramByName(linker);
+  if (!cc)
+    return fail("cannot find the C compiler '" + linker +
+                "' to link the library");
+  SmallVector<StringRef> args = {*cc,        "-shared",  "-o",
+                                 outputFile, objectPath, "-lm"};
+  std::string linkError;
+  int rc =
+      llvm::sys::ExecuteAndWait(*cc, args, std::nullopt, {}, 0, 0, &linkError);
+  llvm::sys::fs::remove(objectPath);
+  if (rc != 0)
+    return fail("linking with " + *cc + " failed" +
+                (linkError.empty() ? "" : ": " + linkError));
+  return 0;
+}
