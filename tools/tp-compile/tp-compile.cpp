@@ -17,6 +17,7 @@
 //    exports `tprt_manifest` and one `tprt_entry_<function>` per function;
 //    the tprt_rt_* calls are resolved by the runtime that loads it.
 //
+// --unsharded strips every sharding first (the one-device reference);
 // --emit=mlir|llvm|obj|so stops after the named stage. Exit codes: 0 on
 // success, 1 when the input does not compile (with its diagnostics), 2 for
 // a bad command line or a failing tool.
@@ -76,6 +77,12 @@ cl::opt<Emit> emit(
                clEnumValN(Emit::Object, "obj", "object file"),
                clEnumValN(Emit::Library, "so", "shared library")),
     cl::init(Emit::Library));
+cl::opt<bool> unsharded(
+    "unsharded",
+    cl::desc("Compile the model without its shardings, for one device (the "
+             "reference that tp-run --verify compares against); needs global "
+             "form"),
+    cl::init(false));
 cl::opt<std::string> linker("cc", cl::desc("C compiler used to link"),
                             cl::init("cc"));
 
@@ -123,7 +130,9 @@ int main(int argc, char **argv) {
     return 1;
 
   PassManager pm(&context);
-  if (isGlobalForm(*module))
+  if (unsharded)
+    pm.addPass(tp::createStripShardingsPass());
+  else if (isGlobalForm(*module))
     tp::buildSPMDPipeline(pm, tp::SPMDPipelineOptions());
   tp::buildLowerToCPUPipeline(pm);
   if (failed(pm.run(*module)))

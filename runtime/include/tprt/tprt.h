@@ -318,6 +318,87 @@ TPRT_API int64_t tprt_rt_axis_index(tprt_rank_context *ctx, int64_t axes);
 /* Packs an axis list the way the entry points above read it. */
 TPRT_API int64_t tprt_pack_axes(const tprt_axes *axes);
 
+/*===----------------------------------------------------------------------===*
+ * Programs and sessions
+ *===----------------------------------------------------------------------===*/
+
+/* A program library made by tp-compile: its manifest and entry points. The
+ * library's tprt_rt_* references resolve to this runtime, which must be
+ * loaded in the global symbol scope (linked into the executable, as tp-run
+ * does). Programs are immutable once loaded: safe to share between threads. */
+typedef struct tprt_program_s tprt_program;
+
+/* What the manifest says of one argument or result. */
+typedef struct tprt_tensor_info {
+  tprt_dtype dtype;
+  int32_t rank;
+  int64_t shape[TPRT_MAX_TENSOR_RANK]; /* global shape */
+  tprt_sharding sharding;
+} tprt_tensor_info;
+
+TPRT_API tprt_status tprt_program_load(const char *path,
+                                       tprt_program **program);
+/* Accepts NULL. */
+TPRT_API void tprt_program_destroy(tprt_program *program);
+TPRT_API int32_t tprt_program_num_functions(const tprt_program *program);
+TPRT_API const char *tprt_program_function_name(const tprt_program *program,
+                                                int32_t function);
+/* The index of function `name`; an error names the functions there are. */
+TPRT_API tprt_status tprt_program_find_function(const tprt_program *program,
+                                                const char *name,
+                                                int32_t *function);
+/* The mesh the function runs on (1 device for an unsharded function). */
+TPRT_API const tprt_mesh *tprt_program_mesh(const tprt_program *program,
+                                            int32_t function);
+TPRT_API int32_t tprt_program_num_args(const tprt_program *program,
+                                       int32_t function);
+TPRT_API int32_t tprt_program_num_results(const tprt_program *program,
+                                          int32_t function);
+TPRT_API const tprt_tensor_info *
+tprt_program_arg(const tprt_program *program, int32_t function, int32_t arg);
+TPRT_API const tprt_tensor_info *
+tprt_program_result(const tprt_program *program, int32_t function,
+                    int32_t result);
+
+/* A dense row-major tensor in host memory; `data` is the caller's. */
+typedef struct tprt_host_tensor {
+  tprt_dtype dtype;
+  int32_t rank;
+  int64_t shape[TPRT_MAX_TENSOR_RANK];
+  void *data;
+} tprt_host_tensor;
+
+/* The devices of one mesh and a backend (today: "local", one thread per
+ * device). A session runs one program at a time. */
+typedef struct tprt_session_s tprt_session;
+
+typedef struct tprt_session_options {
+  /* See tprt_local_options. */
+  int64_t timeout_ms;
+} tprt_session_options;
+
+/* `options` may be NULL. */
+TPRT_API tprt_status tprt_session_create(const tprt_mesh *mesh,
+                                         const tprt_session_options *options,
+                                         tprt_session **session);
+/* Accepts NULL. */
+TPRT_API void tprt_session_destroy(tprt_session *session);
+/* Runs `function` of `program` on every device: checks the inputs against
+ * the manifest (count, dtype, shape), scatters them by their shardings, runs
+ * every rank, and gathers each result into `outputs[i].data`, which the
+ * caller allocates with the result's global shape (dtype and shape are
+ * checked). A failing rank fails the run with its first error; nothing is
+ * written to `outputs` then. */
+TPRT_API tprt_status tprt_session_run(
+    tprt_session *session, const tprt_program *program, int32_t function,
+    const tprt_host_tensor *inputs, int32_t num_inputs,
+    tprt_host_tensor *outputs, int32_t num_outputs);
+/* Rank `rank`'s collective statistics of the last run, and the seconds each
+ * rank spent in the program. */
+TPRT_API tprt_status tprt_session_stats(const tprt_session *session,
+                                        int64_t rank, tprt_comm_stats *stats,
+                                        double *seconds);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -238,4 +238,33 @@ def ReportPass : Pass<"tp-report", "::mlir::ModuleOp"> {
   ];
 }
 
+def StripShardingsPass : Pass<"tp-strip-shardings", "::mlir::ModuleOp"> {
+  let summary = "Removes every sharding constraint and mesh: the unsharded program";
+  let description = [{
+    The reference that `tp-run --verify` compares a sharded run against: the
+    same model in global form, without its parallelism. `tp.annotate` and
+    `tp.reshard` are replaced by their operands, `tp.sharding`,
+    `tp.shardings` and `tp.origins` attributes are dropped and `tp.mesh` ops
+    erased; what is left is plain upstream IR that runs on one device. A
+    module in local form (a function with `tp.spmd`) cannot be unsharded and
+    is an error.
+
+    Example:
+
+    ```mlir
+    tp.mesh @world ["tp" = 4]
+    func.func @f(%w: tensor<512x2048xf32> {tp.sharding = #tp.sharding<@world, [{}, {"tp"} ]>}) {
+      %h = tp.annotate %w <@world, [{}, {"tp"} ]> : tensor<512x2048xf32>
+      ...
+    ```
+
+    becomes
+
+    ```mlir
+    func.func @f(%w: tensor<512x2048xf32>) {
+      ...  // %h replaced by %w
+    ```
+  }];
+}
+
 #endif // TP_DIALECT_TP_TRANSFORMS_PASSES_TD

@@ -1,0 +1,37 @@
+//===- Program.h - A loaded program library ---------------------*- C++ -*-===//
+//
+// Part of tp-mlir, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TPRT_SRC_PROGRAM_H
+#define TPRT_SRC_PROGRAM_H
+
+#include "Internal.h"
+
+#include <memory>
+
+namespace tprt {
+
+/// tprt_entry_<f>(ctx, buffers): buffers holds each argument's, then each
+/// result's, local buffer.
+using EntryFn = void (*)(tprt_rank_context *, void **);
+
+struct Function {
+  std::string name;
+  int numArgs = 0, numResults = 0;
+  std::string meshName;
+  std::vector<std::string> axisNames;
+  tprt_mesh mesh{1, {1}};
+  std::vector<tprt_tensor_info> args, results;
+  EntryFn entry = nullptr;
+};
+
+} // namespace tprt
+
+struct tprt_program_s {
+  void *handle = nullptr;
+  std::vector<tprt::Function> functions;
+};
+
+#endif // TPRT_SRC_PROGRAM_H

@@ -1,0 +1,202 @@
+//===- Session.cpp - Running a program on every device of a mesh ----------===//
+//
+// Part of tp-mlir, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// A run on the local backend:
+//  1. checks the inputs and outputs against the manifest;
+//  2. cuts each rank's shard of every input (tprt_scatter_shard) and gives it
+//     a zeroed buffer per result;
+//  3. starts one thread per rank on a fresh local world, each calling the
+//     function's entry point with its rank context;
+//  4. reports the root cause if a rank failed (the first error that is not
+//     another rank's abort), else gathers every result
+//     (tprt_gather_shards).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Program.h"
+
+#include <cstring>
+#include <thread>
+
+using namespace tprt;
+
+struct tprt_session_s {
+  tprt_mesh mesh;
+  tprt_session_options options;
+  std::vector<tprt_comm_stats> stats;
+  std::vector<double> seconds;
+};
+
+namespace {
+
+bool sameMesh(const tprt_mesh &a, const tprt_mesh &b) {
+  if (a.rank != b.rank)
+    return false;
+  for (int32_t i = 0; i < a.rank; ++i)
+    if (a.sizes[i] != b.sizes[i])
+      return false;
+  return true;
+}
+
+tprt_status checkTensor(const char *what, int32_t index,
+                        const tprt_tensor_info &expected,
+                        const tprt_host_tensor &given) {
+  bool same = given.dtype == expected.dtype && given.rank == expected.rank;
+  for (int32_t d = 0; same && d < given.rank; ++d)
+    same = given.shape[d] == expected.shape[d];
+  if (!same)
+    return error(TPRT_INVALID_ARGUMENT, what, " #", index, " is ",
+                 tprt_dtype_name(given.dtype),
+                 formatShape(given.shape, std::max(given.rank, 0)),
+                 "; the program expects ", tprt_dtype_name(expected.dtype),
+                 formatShape(expected.shape, expected.rank));
+  if (!given.data)
+    return error(TPRT_INVALID_ARGUMENT, what, " #", index, " has no data");
+  return nullptr;
+}
+
+size_t bytesOf(const tprt_tensor_info &info, const int64_t *shape) {
+  return static_cast<size_t>(product(shape, info.rank)) *
+         tprt_dtype_size(info.dtype);
+}
+
+} // namespace
+
+extern "C" {
+
+tprt_status tprt_session_create(const tprt_mesh *mesh,
+                                const tprt_session_options *options,
+                                tprt_session **session) {
+  if (tprt_status status = tprt_mesh_check(mesh))
+    return status;
+  auto *created = new tprt_session_s{*mesh, {}, {}, {}};
+  if (options)
+    created->options = *options;
+  *session = created;
+  return nullptr;
+}
+
+void tprt_session_destroy(tprt_session *session) { delete session; }
+
+tprt_status tprt_session_run(tprt_session *session, const tprt_program *program,
+                             int32_t function, const tprt_host_tensor *inputs,
+                             int32_t num_inputs, tprt_host_tensor *outputs,
+                             int32_t num_outputs) {
+  if (!session || !program)
+    return error(TPRT_INVALID_ARGUMENT, "session or program is null");
+  if (function < 0 || function >= tprt_program_num_functions(program))
+    return error(TPRT_INVALID_ARGUMENT, "no function #", function);
+  const Function &f = program->functions[function];
+  // 1. Inputs, outputs, mesh.
+  if (!sameMesh(f.mesh, session->mesh))
+    return error(TPRT_INVALID_ARGUMENT, "function '", f.name,
+                 "' runs on a mesh of shape ",
+                 formatShape(f.mesh.sizes, f.mesh.rank),
+                 "; the session's mesh is ",
+                 formatShape(session->mesh.sizes, session->mesh.rank));
+  if (num_inputs != f.numArgs)
+    return error(TPRT_INVALID_ARGUMENT, "function '", f.name, "' takes ",
+                 f.numArgs, " inputs, got ", num_inputs);
+  if (num_outputs != f.numResults)
+    return error(TPRT_INVALID_ARGUMENT, "function '", f.name, "' returns ",
+                 f.numResults, " results, got room for ", num_outputs);
+  for (int32_t i = 0; i < num_inputs; ++i)
+    if (tprt_status status = checkTensor("input", i, f.args[i], inputs[i]))
+      return status;
+  for (int32_t i = 0; i < num_outputs; ++i)
+    if (tprt_status status = checkTensor("output", i, f.results[i], outputs[i]))
+      return status;
+
+  // 2. Each rank's buffers.
+  int64_t numRanks = tprt_mesh_num_devices(&f.mesh);
+  std::vector<std::vector<std::vector<char>>> buffers(numRanks);
+  for (int64_t rank = 0; rank < numRanks; ++rank) {
+    for (int32_t i = 0; i < num_inputs; ++i) {
+      const tprt_tensor_info &info = f.args[i];
+      int64_t local[TPRT_MAX_TENSOR_RANK];
+      tprt_shard_shape(&f.mesh, &info.sharding, info.shape, local);
+      buffers[rank].emplace_back(bytesOf(info, local));
+      if (tprt_status status = tprt_scatter_shard(
+              &f.mesh, &info.sharding, info.shape, info.dtype, inputs[i].data,
+              rank, buffers[rank].back().data()))
+        return status;
+    }
+    for (int32_t i = 0; i < num_outputs; ++i) {
+      const tprt_tensor_info &info = f.results[i];
+      int64_t local[TPRT_MAX_TENSOR_RANK];
+      tprt_shard_shape(&f.mesh, &info.sharding, info.shape, local);
+      buffers[rank].emplace_back(bytesOf(info, local));
+    }
+  }
+
+  // 3. Every rank on a fresh world.
+  tprt_local_options options{session->options.timeout_ms};
+  tprt_local_world *world = nullptr;
+  if (tprt_status status = tprt_local_world_create(&f.mesh, &options, &world))
+    return status;
+  std::vector<tprt_status> statuses(numRanks, nullptr);
+  session->stats.assign(numRanks, {});
+  session->seconds.assign(numRanks, 0);
+  std::vector<std::thread> threads;
+  for (int64_t rank = 0; rank < numRanks; ++rank) {
+    threads.emplace_back([&, rank] {
+      tprt_communicator *comm = nullptr;
+      tprt_rank_context *ctx = nullptr;
+      if ((statuses[rank] =
+               tprt_local_world_communicator(world, rank, &comm)) ||
+          (statuses[rank] = tprt_rank_context_create(comm, &ctx)))
+        return;
+      std::vector<void *> pointers;
+      for (std::vector<char> &buffer : buffers[rank])
+        pointers.push_back(buffer.data());
+      Clock::time_point start = Clock::now();
+      f.entry(ctx, pointers.data());
+      session->seconds[rank] =
+          std::chrono::duration<double>(Clock::now() - start).count();
+      statuses[rank] = tprt_rank_context_take_status(ctx);
+      tprt_communicator_stats(comm, &session->stats[rank]);
+      tprt_rank_context_destroy(ctx);
+    });
+  }
+  for (std::thread &t : threads)
+    t.join();
+  tprt_local_world_destroy(world);
+
+  // 4. The root cause of a failure, or the results.
+  tprt_status failure = nullptr;
+  for (tprt_status &status : statuses)
+    if (status && (!failure || (tprt_status_code(failure) == TPRT_ABORTED &&
+                                tprt_status_code(status) != TPRT_ABORTED)))
+      std::swap(failure, status);
+  for (tprt_status status : statuses)
+    tprt_status_free(status);
+  if (failure)
+    return failure;
+  for (int32_t i = 0; i < num_outputs; ++i) {
+    std::vector<const void *> shards;
+    for (int64_t rank = 0; rank < numRanks; ++rank)
+      shards.push_back(buffers[rank][num_inputs + i].data());
+    const tprt_tensor_info &info = f.results[i];
+    if (tprt_status status =
+            tprt_gather_shards(&f.mesh, &info.sharding, info.shape, info.dtype,
+                               shards.data(), outputs[i].data))
+      return status;
+  }
+  return nullptr;
+}
+
+tprt_status tprt_session_stats(const tprt_session *session, int64_t rank,
+                               tprt_comm_stats *stats, double *seconds) {
+  if (rank < 0 || rank >= static_cast<int64_t>(session->stats.size()))
+    return error(TPRT_INVALID_ARGUMENT, "no statistics for rank ", rank,
+                 " (has the session run?)");
+  *stats = session->stats[rank];
+  if (seconds)
+    *seconds = session->seconds[rank];
+  return nullptr;
+}
+
+} // extern "C"
