@@ -1,0 +1,487 @@
+//===- tp-run.cpp - Runs a compiled program on every device of its mesh ---===//
+//
+// Part of tp-mlir, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// tp-run {model.mlir | model.so} [--entry NAME]
+//        [--inputs a.npy,b.npy | --random-inputs [--seed N]]
+//        [--output-dir DIR] [--verify] [--backend cpu] [--profile]
+//        [--timeout-ms N]
+//
+// 1. A .mlir model is compiled with tp-compile (next to this tool) first.
+// 2. The inputs (.npy or random) are checked against the program's manifest
+//    before anything runs.
+// 3. The function runs on every device of its mesh (one thread each on the
+//    CPU backend): inputs scattered by their shardings, results gathered.
+// 4. --verify compiles the same model without shardings (tp-compile
+//    --unsharded), runs it on one device with the same inputs and prints,
+//    per result, the max absolute and relative error and PASS or FAIL
+//    (relative to the largest reference magnitude; tolerance 1e-5 for f32
+//    and f64, 1e-2 for f16 and bf16, exact for integers).
+// 5. --output-dir writes result<i>.npy, only once everything succeeded.
+//
+// Exit codes: 0 ran (and passed), 1 verification failed, 2 bad input or a
+// runtime error (with a message).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Npy.h"
+#include "tprt/tprt.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <random>
+#include <spawn.h>
+#include <sstream>
+#include <string>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <vector>
+
+extern char **environ;
+
+using namespace tprun;
+
+namespace {
+
+struct Options {
+  std::string model;
+  std::string entry;
+  std::vector<std::string> inputs;
+  bool randomInputs = false;
+  uint64_t seed = 0;
+  std::string outputDir;
+  bool verify = false;
+  bool profile = false;
+  int64_t timeoutMs = 0;
+  std::string tpCompile;
+};
+
+const char *kUsage =
+    "usage: tp-run {model.mlir | model.so} [--entry NAME]\n"
+    "              [--inputs a.npy,b.npy | --random-inputs [--seed N]]\n"
+    "              [--output-dir DIR] [--verify] [--backend cpu] [--profile]\n"
+    "              [--timeout-ms N] [--tp-compile PATH]\n";
+
+[[noreturn]] void fail(const std::string &message) {
+  std::cerr << "tp-run: error: " << message << "\n";
+  std::exit(2);
+}
+
+[[noreturn]] void failStatus(const std::string &what, tprt_status status) {
+  std::string message = what + ": " + tprt_status_message(status) + " (" +
+                        tprt_code_name(tprt_status_code(status)) + ")";
+  tprt_status_free(status);
+  fail(message);
+}
+
+Options parse(int argc, char **argv) {
+  Options o;
+  auto value = [&](int &i, const std::string &flag) -> std::string {
+    if (i + 1 >= argc)
+      fail(flag + " needs a value\n" + kUsage);
+    return argv[++i];
+  };
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--help" || a == "-h") {
+      std::cout << kUsage;
+      std::exit(0);
+    } else if (a == "--entry") {
+      o.entry = value(i, a);
+    } else if (a == "--inputs") {
+      std::stringstream list(value(i, a));
+      std::string item;
+      while (std::getline(list, item, ','))
+        if (!item.empty())
+          o.inputs.push_back(item);
+    } else if (a == "--random-inputs") {
+      o.randomInputs = true;
+    } else if (a == "--seed") {
+      o.seed = std::strtoull(value(i, a).c_str(), nullptr, 10);
+    } else if (a == "--output-dir") {
+      o.outputDir = value(i, a);
+    } else if (a == "--verify") {
+      o.verify = true;
+    } else if (a == "--profile") {
+      o.profile = true;
+    } else if (a == "--backend") {
+      std::string backend = value(i, a);
+      if (backend != "cpu")
+        fail("unknown backend '" + backend +
+             "'; this build runs on 'cpu' (CUDA is not built in)");
+    } else if (a == "--timeout-ms") {
+      o.timeoutMs = std::strtoll(value(i, a).c_str(), nullptr, 10);
+    } else if (a == "--tp-compile") {
+      o.tpCompile = value(i, a);
+    } else if (!a.empty() && a[0] == '-') {
+      fail("unknown option '" + a + "'\n" + kUsage);
+    } else if (o.model.empty()) {
+      o.model = a;
+    } else {
+      fail("more than one model given ('" + o.model + "', '" + a + "')");
+    }
+  }
+  if (o.model.empty())
+    fail(std::string("no model given\n") + kUsage);
+  if (o.randomInputs && !o.inputs.empty())
+    fail("give either --inputs or --random-inputs, not both");
+  return o;
+}
+
+bool endsWith(const std::string &s, const std::string &suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+/// The directory of this executable.
+std::string selfDir() {
+  char buf[4096];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n <= 0)
+    return ".";
+  std::string path(buf, static_cast<size_t>(n));
+  return path.substr(0, path.rfind('/'));
+}
+
+/// Runs tp-compile; its diagnostics go to stderr.
+void compile(const Options &o, const std::string &output, bool unsharded) {
+  std::string tool =
+      o.tpCompile.empty() ? selfDir() + "/tp-compile" : o.tpCompile;
+  std::vector<std::string> args = {tool, o.model, "-o", output};
+  if (unsharded)
+    args.push_back("--unsharded");
+  std::vector<char *> argv;
+  for (std::string &a : args)
+    argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid;
+  if (posix_spawn(&pid, tool.c_str(), nullptr, nullptr, argv.data(),
+                  environ) != 0)
+    fail("cannot run '" + tool + "' to compile '" + o.model + "'");
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    fail("'" + o.model + "' did not compile" +
+         (unsharded ? " without its shardings (needed by --verify)" : ""));
+}
+
+std::string shapeString(tprt_dtype dtype, const int64_t *shape, int32_t rank) {
+  std::string s = std::string(tprt_dtype_name(dtype)) + "[";
+  for (int32_t d = 0; d < rank; ++d)
+    s += (d ? ", " : "") + std::to_string(shape[d]);
+  return s + "]";
+}
+
+/// Value `i` of `a` as a double.
+double at(const Array &a, int64_t i) {
+  const char *p = a.bytes.data();
+  switch (a.dtype) {
+  case TPRT_F32:
+    return reinterpret_cast<const float *>(p)[i];
+  case TPRT_F64:
+    return reinterpret_cast<const double *>(p)[i];
+  case TPRT_I32:
+    return reinterpret_cast<const int32_t *>(p)[i];
+  case TPRT_I64:
+    return static_cast<double>(reinterpret_cast<const int64_t *>(p)[i]);
+  case TPRT_BF16: {
+    uint32_t bits = static_cast<uint32_t>(
+                        reinterpret_cast<const uint16_t *>(p)[i])
+                    << 16;
+    float f;
+    std::memcpy(&f, &bits, 4);
+    return f;
+  }
+  case TPRT_F16: {
+    uint16_t h = reinterpret_cast<const uint16_t *>(p)[i];
+    int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+    double v = e == 0    ? std::ldexp(m, -24)
+               : e == 31 ? INFINITY
+                         : std::ldexp(1024 + m, e - 25);
+    return (h & 0x8000) ? -v : v;
+  }
+  }
+  return 0;
+}
+
+Array randomArray(const tprt_tensor_info &info, std::mt19937_64 &rng) {
+  Array a;
+  a.dtype = info.dtype;
+  a.shape.assign(info.shape, info.shape + info.rank);
+  a.bytes.resize(static_cast<size_t>(a.numElements()) *
+                 tprt_dtype_size(info.dtype));
+  std::uniform_real_distribution<float> real(-1.0f, 1.0f);
+  std::uniform_int_distribution<int64_t> integer(-8, 7);
+  for (int64_t i = 0; i < a.numElements(); ++i) {
+    char *p = a.bytes.data();
+    switch (info.dtype) {
+    case TPRT_F32:
+      reinterpret_cast<float *>(p)[i] = real(rng);
+      break;
+    case TPRT_F64:
+      reinterpret_cast<double *>(p)[i] = real(rng);
+      break;
+    case TPRT_I32:
+      reinterpret_cast<int32_t *>(p)[i] = static_cast<int32_t>(integer(rng));
+      break;
+    case TPRT_I64:
+      reinterpret_cast<int64_t *>(p)[i] = integer(rng);
+      break;
+    case TPRT_BF16:
+    case TPRT_F16: {
+      // Multiples of 1/64 in [-1, 1): exact in both formats.
+      float f = std::floor(real(rng) * 64.0f) / 64.0f;
+      uint16_t bits;
+      if (info.dtype == TPRT_BF16) {
+        uint32_t b32;
+        std::memcpy(&b32, &f, 4);
+        bits = static_cast<uint16_t>(b32 >> 16);
+      } else {
+        int n = static_cast<int>(f * 64.0f);
+        bits = n == 0 ? 0 : 0;
+        if (n != 0) {
+          int magnitude = std::abs(n), e = 0;
+          while ((2 << e) <= magnitude)
+            ++e;
+          // value = magnitude * 2^-6 = (1 + frac) * 2^(e - 6)
+          bits = static_cast<uint16_t>(((e - 6 + 15) << 10) |
+                                       ((magnitude - (1 << e)) << (10 - e)));
+          if (n < 0)
+            bits |= 0x8000;
+        }
+      }
+      reinterpret_cast<uint16_t *>(p)[i] = bits;
+      break;
+    }
+    }
+  }
+  return a;
+}
+
+struct RunResult {
+  std::vector<Array> outputs;
+  tprt_session *session = nullptr;
+  int64_t numRanks = 1;
+};
+
+RunResult run(const tprt_program *program, int32_t function,
+              std::vector<Array> &inputs, int64_t timeoutMs) {
+  RunResult r;
+  for (int32_t i = 0; i < tprt_program_num_results(program, function); ++i) {
+    const tprt_tensor_info *info = tprt_program_result(program, function, i);
+    Array a;
+    a.dtype = info->dtype;
+    a.shape.assign(info->shape, info->shape + info->rank);
+    a.bytes.resize(static_cast<size_t>(a.numElements()) *
+                   tprt_dtype_size(info->dtype));
+    r.outputs.push_back(std::move(a));
+  }
+  const tprt_mesh *mesh = tprt_program_mesh(program, function);
+  r.numRanks = tprt_mesh_num_devices(mesh);
+  tprt_session_options options{timeoutMs};
+  if (tprt_status s = tprt_session_create(mesh, &options, &r.session))
+    failStatus("cannot create a session", s);
+  std::vector<tprt_host_tensor> in, out;
+  for (Array &a : inputs)
+    in.push_back(a.view());
+  for (Array &a : r.outputs)
+    out.push_back(a.view());
+  if (tprt_status s = tprt_session_run(
+          r.session, program, function, in.data(),
+          static_cast<int32_t>(in.size()), out.data(),
+          static_cast<int32_t>(out.size())))
+    failStatus("the run failed", s);
+  return r;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options o = parse(argc, argv);
+  // 1. The program.
+  std::string temp;
+  std::string library = o.model;
+  std::string reference;
+  if (endsWith(o.model, ".mlir")) {
+    char dir[] = "/tmp/tp-run-XXXXXX";
+    if (!mkdtemp(dir))
+      fail("cannot create a temporary directory");
+    temp = dir;
+    library = temp + "/program.so";
+    compile(o, library, /*unsharded=*/false);
+    if (o.verify) {
+      reference = temp + "/reference.so";
+      compile(o, reference, /*unsharded=*/true);
+    }
+  } else if (o.verify) {
+    fail("--verify needs the model as .mlir in global form (it compiles the "
+         "unsharded reference from it); got '" + o.model + "'");
+  }
+  auto cleanup = [&] {
+    if (!temp.empty()) {
+      std::remove(library.c_str());
+      if (!reference.empty())
+        std::remove(reference.c_str());
+      rmdir(temp.c_str());
+    }
+  };
+  tprt_program *program = nullptr;
+  if (tprt_status s = tprt_program_load(library.c_str(), &program)) {
+    cleanup();
+    failStatus("cannot load '" + o.model + "'", s);
+  }
+  int32_t function = 0;
+  if (!o.entry.empty()) {
+    if (tprt_status s =
+            tprt_program_find_function(program, o.entry.c_str(), &function))
+      failStatus("--entry", s);
+  } else if (tprt_program_num_functions(program) == 0) {
+    fail("the program has no functions");
+  }
+  std::string name = tprt_program_function_name(program, function);
+  int32_t numArgs = tprt_program_num_args(program, function);
+
+  // 2. Inputs, checked before anything runs.
+  std::vector<Array> inputs;
+  if (o.randomInputs) {
+    std::mt19937_64 rng(o.seed);
+    for (int32_t i = 0; i < numArgs; ++i)
+      inputs.push_back(
+          randomArray(*tprt_program_arg(program, function, i), rng));
+  } else {
+    if (static_cast<int32_t>(o.inputs.size()) != numArgs)
+      fail("'" + name + "' takes " + std::to_string(numArgs) +
+           " inputs; got " + std::to_string(o.inputs.size()) +
+           " (use --inputs a.npy,... or --random-inputs)");
+    for (const std::string &path : o.inputs) {
+      Array a;
+      std::string error;
+      if (!readNpy(path, a, error))
+        fail(error);
+      inputs.push_back(std::move(a));
+    }
+  }
+  for (int32_t i = 0; i < numArgs; ++i) {
+    const tprt_tensor_info *info = tprt_program_arg(program, function, i);
+    const Array &a = inputs[i];
+    bool same = a.dtype == info->dtype &&
+                static_cast<int32_t>(a.shape.size()) == info->rank;
+    for (int32_t d = 0; same && d < info->rank; ++d)
+      same = a.shape[d] == info->shape[d];
+    if (!same)
+      fail("input #" + std::to_string(i) + " is " +
+           shapeString(a.dtype, a.shape.data(),
+                       static_cast<int32_t>(a.shape.size())) +
+           "; '" + name + "' expects " +
+           shapeString(info->dtype, info->shape, info->rank));
+  }
+
+  // 3. The sharded run.
+  RunResult result = run(program, function, inputs, o.timeoutMs);
+  const tprt_mesh *mesh = tprt_program_mesh(program, function);
+  std::cout << "ran '" << name << "' on " << result.numRanks
+            << " device(s) (mesh " << shapeString(TPRT_I64, mesh->sizes,
+                                                   mesh->rank).substr(3)
+            << ")\n";
+  for (size_t i = 0; i < result.outputs.size(); ++i) {
+    const Array &a = result.outputs[i];
+    double sum = 0;
+    for (int64_t k = 0; k < a.numElements(); ++k)
+      sum += at(a, k);
+    std::cout << "result #" << i << ": "
+              << shapeString(a.dtype, a.shape.data(),
+                             static_cast<int32_t>(a.shape.size()))
+              << " sum " << sum << "\n";
+  }
+  if (o.profile) {
+    tprt_comm_stats total{};
+    double busiest = 0;
+    for (int64_t r = 0; r < result.numRanks; ++r) {
+      tprt_comm_stats s;
+      double seconds = 0;
+      if (tprt_status st = tprt_session_stats(result.session, r, &s, &seconds))
+        failStatus("profile", st);
+      busiest = std::max(busiest, seconds);
+      for (int k = 0; k < TPRT_NUM_COLLECTIVE_KINDS; ++k) {
+        total.calls[k] += s.calls[k];
+        total.bytes[k] += s.bytes[k];
+        total.seconds[k] += s.seconds[k];
+      }
+    }
+    double inCollectives = 0;
+    std::cout << "profile (summed over ranks; bytes are each rank's input):\n";
+    for (int k = 0; k < TPRT_NUM_COLLECTIVE_KINDS; ++k) {
+      if (!total.calls[k])
+        continue;
+      inCollectives += total.seconds[k];
+      std::printf("  %-15s %6lld calls %12lld bytes %10.3f ms\n",
+                  tprt_collective_kind_name(
+                      static_cast<tprt_collective_kind>(k)),
+                  static_cast<long long>(total.calls[k]),
+                  static_cast<long long>(total.bytes[k]),
+                  total.seconds[k] * 1e3);
+    }
+    std::printf("  slowest rank %.3f ms; collectives %.3f ms of all ranks' "
+                "time together\n",
+                busiest * 1e3, inCollectives * 1e3);
+  }
+
+  // 4. The unsharded reference.
+  int exitCode = 0;
+  if (o.verify) {
+    tprt_program *ref = nullptr;
+    if (tprt_status s = tprt_program_load(reference.c_str(), &ref))
+      failStatus("cannot load the unsharded reference", s);
+    int32_t refFunction = 0;
+    if (tprt_status s =
+            tprt_program_find_function(ref, name.c_str(), &refFunction))
+      failStatus("the unsharded reference", s);
+    RunResult expected = run(ref, refFunction, inputs, o.timeoutMs);
+    for (size_t i = 0; i < result.outputs.size(); ++i) {
+      const Array &got = result.outputs[i], &want = expected.outputs[i];
+      double maxAbs = 0, maxRef = 0;
+      bool nan = false;
+      for (int64_t k = 0; k < got.numElements(); ++k) {
+        double a = at(got, k), b = at(want, k);
+        nan |= std::isnan(a) != std::isnan(b);
+        maxAbs = std::max(maxAbs, std::fabs(a - b));
+        maxRef = std::max(maxRef, std::fabs(b));
+      }
+      double rel = maxAbs / std::max(maxRef, 1e-30);
+      double tolerance = got.dtype == TPRT_F16 || got.dtype == TPRT_BF16
+                             ? 1e-2
+                         : got.dtype == TPRT_I32 || got.dtype == TPRT_I64
+                             ? 0.0
+                             : 1e-5;
+      bool pass = !nan && rel <= tolerance;
+      std::printf("verify result #%zu: max abs error %.3g, max rel error "
+                  "%.3g (tolerance %.0e): %s\n",
+                  i, maxAbs, rel, tolerance, pass ? "PASS" : "FAIL");
+      if (!pass)
+        exitCode = 1;
+    }
+    tprt_session_destroy(expected.session);
+    tprt_program_destroy(ref);
+  }
+
+  // 5. Outputs, once everything succeeded.
+  if (!o.outputDir.empty()) {
+    mkdir(o.outputDir.c_str(), 0755);
+    for (size_t i = 0; i < result.outputs.size(); ++i) {
+      std::string error;
+      std::string path = o.outputDir + "/result" + std::to_string(i) + ".npy";
+      if (!writeNpy(path, result.outputs[i], error))
+        fail(error);
+    }
+  }
+  tprt_session_destroy(result.session);
+  tprt_program_destroy(program);
+  cleanup();
+  return exitCode;
+}
