@@ -18,7 +18,7 @@ config.environment["FILECHECK_OPTS"] = "-enable-var-scope"
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(
-    ["tp-opt", "tp-compile", "mlir-tblgen"], [config.tp_tools_dir, config.llvm_tools_dir])
+    ["tp-opt", "tp-compile", "tp-run", "mlir-tblgen"], [config.tp_tools_dir, config.llvm_tools_dir])
 
 config.substitutions.append(("%tp_src_root", config.tp_src_root))
 config.substitutions.append(("%tp_obj_root", config.tp_obj_root))

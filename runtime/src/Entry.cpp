@@ -148,3 +148,61 @@ int64_t tprt_rt_axis_index(tprt_rank_context *ctx, int64_t axes) {
 }
 
 } // extern "C"
+
+//===----------------------------------------------------------------------===//
+// MLIR's own runtime calls
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// MLIR's ranked memref descriptor, rank-erased: allocated and aligned
+/// pointers, offset, then `rank` sizes and `rank` strides.
+struct Descriptor {
+  char *allocated;
+  char *aligned;
+  int64_t offset;
+  int64_t sizesAndStrides[1];
+};
+
+struct UnrankedDescriptor {
+  int64_t rank;
+  Descriptor *descriptor;
+};
+
+} // namespace
+
+extern "C" {
+
+/// memref.copy between buffers of non-contiguous layouts lowers to this call
+/// (the ABI of MLIR's C runner utils); compiled programs get it from here so
+/// that they need no MLIR library at run time.
+TPRT_API void memrefCopy(int64_t elemSize, UnrankedDescriptor *src,
+                         UnrankedDescriptor *dst) {
+  int64_t rank = src->rank;
+  const int64_t *sizes = src->descriptor->sizesAndStrides;
+  const int64_t *srcStrides = sizes + rank;
+  const int64_t *dstStrides = dst->descriptor->sizesAndStrides + rank;
+  const char *srcBase =
+      src->descriptor->aligned + src->descriptor->offset * elemSize;
+  char *dstBase = dst->descriptor->aligned + dst->descriptor->offset * elemSize;
+  for (int64_t d = 0; d < rank; ++d)
+    if (sizes[d] == 0)
+      return;
+  std::vector<int64_t> index(static_cast<size_t>(rank), 0);
+  while (true) {
+    int64_t s = 0, t = 0;
+    for (int64_t d = 0; d < rank; ++d) {
+      s += index[d] * srcStrides[d];
+      t += index[d] * dstStrides[d];
+    }
+    std::memcpy(dstBase + t * elemSize, srcBase + s * elemSize,
+                static_cast<size_t>(elemSize));
+    int64_t d = rank - 1;
+    while (d >= 0 && ++index[d] == sizes[d])
+      index[d--] = 0;
+    if (d < 0)
+      return;
+  }
+}
+
+} // extern "C"

@@ -36,8 +36,11 @@ const char kMagic[] = "\x93NUMPY";
 
 bool dtypeOf(const std::string &descr, tprt_dtype &dtype) {
   static const std::pair<const char *, tprt_dtype> table[] = {
-      {"<f4", TPRT_F32}, {"<f8", TPRT_F64}, {"<f2", TPRT_F16},
-      {"<i4", TPRT_I32}, {"<i8", TPRT_I64}};
+      {"<f4", TPRT_F32},
+      {"<f8", TPRT_F64},
+      {"<f2", TPRT_F16},
+      {"<i4", TPRT_I32},
+      {"<i8", TPRT_I64}};
   for (auto &[name, d] : table)
     if (descr == name) {
       dtype = d;
@@ -65,8 +68,7 @@ const char *descrOf(tprt_dtype dtype) {
 
 } // namespace
 
-bool tprun::readNpy(const std::string &path, Array &array,
-                    std::string &error) {
+bool tprun::readNpy(const std::string &path, Array &array, std::string &error) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     error = "cannot open '" + path + "'";
@@ -96,8 +98,8 @@ bool tprun::readNpy(const std::string &path, Array &array,
     headerLength = len[0] | (len[1] << 8) | (len[2] << 16) |
                    (static_cast<uint32_t>(len[3]) << 24);
   } else {
-    error = "'" + path + "' has unknown .npy version " +
-            std::to_string(version[0]);
+    error =
+        "'" + path + "' has unknown .npy version " + std::to_string(version[0]);
     return false;
   }
   std::string header(headerLength, '\0');
@@ -106,8 +108,7 @@ bool tprun::readNpy(const std::string &path, Array &array,
     return false;
   }
   std::smatch m;
-  if (!std::regex_search(header, m,
-                         std::regex("'descr':\\s*'([^']*)'"))) {
+  if (!std::regex_search(header, m, std::regex("'descr':\\s*'([^']*)'"))) {
     error = "'" + path + "': no 'descr' in the header";
     return false;
   }
@@ -117,8 +118,7 @@ bool tprun::readNpy(const std::string &path, Array &array,
             "'; expected one of <f4, <f8, <f2, <i4, <i8";
     return false;
   }
-  if (std::regex_search(header, m,
-                        std::regex("'fortran_order':\\s*True"))) {
+  if (std::regex_search(header, m, std::regex("'fortran_order':\\s*True"))) {
     error = "'" + path + "' is in Fortran order; expected C order";
     return false;
   }
@@ -144,8 +144,8 @@ bool tprun::readNpy(const std::string &path, Array &array,
             "; at most " + std::to_string(TPRT_MAX_TENSOR_RANK);
     return false;
   }
-  size_t bytes = static_cast<size_t>(array.numElements()) *
-                 tprt_dtype_size(array.dtype);
+  size_t bytes =
+      static_cast<size_t>(array.numElements()) * tprt_dtype_size(array.dtype);
   array.bytes.resize(bytes);
   if (!in.read(array.bytes.data(), static_cast<std::streamsize>(bytes))) {
     error = "'" + path + "' is truncated: expected " + std::to_string(bytes) +
@@ -162,10 +162,9 @@ bool tprun::writeNpy(const std::string &path, const Array &array,
     // Widen to f32: bf16 is the top half of an f32.
     data.assign(static_cast<size_t>(array.numElements()) * 4, 0);
     for (int64_t i = 0; i < array.numElements(); ++i) {
-      uint32_t bits =
-          static_cast<uint32_t>(
-              reinterpret_cast<const uint16_t *>(array.bytes.data())[i])
-          << 16;
+      uint32_t bits = static_cast<uint32_t>(reinterpret_cast<const uint16_t *>(
+                          array.bytes.data())[i])
+                      << 16;
       std::memcpy(&data[i * 4], &bits, 4);
     }
   }
@@ -177,8 +176,7 @@ bool tprun::writeNpy(const std::string &path, const Array &array,
   else if (array.shape.size() == 1)
     shape.erase(shape.size() - 1);
   std::string header = "{'descr': '" + std::string(descrOf(array.dtype)) +
-                       "', 'fortran_order': False, 'shape': (" + shape +
-                       "), }";
+                       "', 'fortran_order': False, 'shape': (" + shape + "), }";
   size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
   header.push_back('\n');

@@ -161,8 +161,8 @@ void compile(const Options &o, const std::string &output, bool unsharded) {
     argv.push_back(a.data());
   argv.push_back(nullptr);
   pid_t pid;
-  if (posix_spawn(&pid, tool.c_str(), nullptr, nullptr, argv.data(),
-                  environ) != 0)
+  if (posix_spawn(&pid, tool.c_str(), nullptr, nullptr, argv.data(), environ) !=
+      0)
     fail("cannot run '" + tool + "' to compile '" + o.model + "'");
   int status = 0;
   waitpid(pid, &status, 0);
@@ -191,9 +191,8 @@ double at(const Array &a, int64_t i) {
   case TPRT_I64:
     return static_cast<double>(reinterpret_cast<const int64_t *>(p)[i]);
   case TPRT_BF16: {
-    uint32_t bits = static_cast<uint32_t>(
-                        reinterpret_cast<const uint16_t *>(p)[i])
-                    << 16;
+    uint32_t bits =
+        static_cast<uint32_t>(reinterpret_cast<const uint16_t *>(p)[i]) << 16;
     float f;
     std::memcpy(&f, &bits, 4);
     return f;
@@ -292,10 +291,10 @@ RunResult run(const tprt_program *program, int32_t function,
     in.push_back(a.view());
   for (Array &a : r.outputs)
     out.push_back(a.view());
-  if (tprt_status s = tprt_session_run(
-          r.session, program, function, in.data(),
-          static_cast<int32_t>(in.size()), out.data(),
-          static_cast<int32_t>(out.size())))
+  if (tprt_status s =
+          tprt_session_run(r.session, program, function, in.data(),
+                           static_cast<int32_t>(in.size()), out.data(),
+                           static_cast<int32_t>(out.size())))
     failStatus("the run failed", s);
   return r;
 }
@@ -321,7 +320,8 @@ int main(int argc, char **argv) {
     }
   } else if (o.verify) {
     fail("--verify needs the model as .mlir in global form (it compiles the "
-         "unsharded reference from it); got '" + o.model + "'");
+         "unsharded reference from it); got '" +
+         o.model + "'");
   }
   auto cleanup = [&] {
     if (!temp.empty()) {
@@ -356,8 +356,8 @@ int main(int argc, char **argv) {
           randomArray(*tprt_program_arg(program, function, i), rng));
   } else {
     if (static_cast<int32_t>(o.inputs.size()) != numArgs)
-      fail("'" + name + "' takes " + std::to_string(numArgs) +
-           " inputs; got " + std::to_string(o.inputs.size()) +
+      fail("'" + name + "' takes " + std::to_string(numArgs) + " inputs; got " +
+           std::to_string(o.inputs.size()) +
            " (use --inputs a.npy,... or --random-inputs)");
     for (const std::string &path : o.inputs) {
       Array a;
@@ -386,8 +386,8 @@ int main(int argc, char **argv) {
   RunResult result = run(program, function, inputs, o.timeoutMs);
   const tprt_mesh *mesh = tprt_program_mesh(program, function);
   std::cout << "ran '" << name << "' on " << result.numRanks
-            << " device(s) (mesh " << shapeString(TPRT_I64, mesh->sizes,
-                                                   mesh->rank).substr(3)
+            << " device(s) (mesh "
+            << shapeString(TPRT_I64, mesh->sizes, mesh->rank).substr(3)
             << ")\n";
   for (size_t i = 0; i < result.outputs.size(); ++i) {
     const Array &a = result.outputs[i];
@@ -420,12 +420,11 @@ int main(int argc, char **argv) {
       if (!total.calls[k])
         continue;
       inCollectives += total.seconds[k];
-      std::printf("  %-15s %6lld calls %12lld bytes %10.3f ms\n",
-                  tprt_collective_kind_name(
-                      static_cast<tprt_collective_kind>(k)),
-                  static_cast<long long>(total.calls[k]),
-                  static_cast<long long>(total.bytes[k]),
-                  total.seconds[k] * 1e3);
+      std::printf(
+          "  %-15s %6lld calls %12lld bytes %10.3f ms\n",
+          tprt_collective_kind_name(static_cast<tprt_collective_kind>(k)),
+          static_cast<long long>(total.calls[k]),
+          static_cast<long long>(total.bytes[k]), total.seconds[k] * 1e3);
     }
     std::printf("  slowest rank %.3f ms; collectives %.3f ms of all ranks' "
                 "time together\n",
@@ -454,8 +453,7 @@ int main(int argc, char **argv) {
         maxRef = std::max(maxRef, std::fabs(b));
       }
       double rel = maxAbs / std::max(maxRef, 1e-30);
-      double tolerance = got.dtype == TPRT_F16 || got.dtype == TPRT_BF16
-                             ? 1e-2
+      double tolerance = got.dtype == TPRT_F16 || got.dtype == TPRT_BF16 ? 1e-2
                          : got.dtype == TPRT_I32 || got.dtype == TPRT_I64
                              ? 0.0
                              : 1e-5;

@@ -42,9 +42,38 @@ def RecordManifestPass : Pass<"tp-record-manifest", "::mlir::ModuleOp"> {
     A sharding `s=D0/D1/...|P` lists, per dimension, the indices of the mesh
     axes that split it (comma-separated, major to minor), then the partial
     axes. Element types other than f32, f64, f16, bf16, i32 and i64, and
-    arguments that are not ranked tensors, are errors.
+    arguments that are not ranked tensors, are errors. The shardings
+    (`tp.sharding`, `tp.shardings`, `tp.origin(s)`) are then dropped: they
+    live on in the manifest, and lowering would copy them onto ops they do
+    not describe.
   }];
   let dependentDialects = [];
+}
+
+def DecomposeAggregatesPass
+    : Pass<"tp-decompose-aggregates", "::mlir::ModuleOp"> {
+  let summary = "Decomposes aggregate linalg ops (linalg.softmax) into the structured ops that lower to loops";
+  let description = [{
+    `linalg.softmax` and other ops with `AggregatedOpInterface` do not lower
+    to loops themselves; this pass replaces each with its decomposition (for
+    softmax: a max reduction, a subtract-and-exp, a sum reduction and a
+    division, all `linalg.generic`). Part of `--tp-lower-to-cpu`, before
+    bufferization.
+
+    Example:
+
+    ```mlir
+    %p = linalg.softmax dimension(1) ins(%s : tensor<8x8xf32>)
+                                     outs(%e : tensor<8x8xf32>) -> tensor<8x8xf32>
+    ```
+
+    becomes `linalg.fill` + `linalg.generic` (max), `linalg.generic` (exp of
+    the difference), `linalg.fill` + `linalg.generic` (sum) and
+    `linalg.generic` (division).
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
 }
 
 def ConvertCollectivesToRuntimePass

@@ -19,6 +19,10 @@ using namespace mlir::tp;
 
 void mlir::tp::buildLowerToCPUPipeline(OpPassManager &pm) {
   pm.addPass(createRecordManifestPass());
+  // Elementwise ops on tensors (math.tanh %t, arith.addf %a, %b) become
+  // linalg.generic, which bufferizes.
+  pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
+  pm.addPass(createDecomposeAggregatesPass());
   // Tensors -> buffers: identity layouts at function boundaries (the runtime
   // passes dense buffers), results as out-parameters, buffers freed.
   bufferization::OneShotBufferizePassOptions bufferize;

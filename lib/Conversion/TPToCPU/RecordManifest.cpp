@@ -17,6 +17,7 @@
 #include "tp/Dialect/TP/IR/TPOps.h"
 
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace mlir::tp {
@@ -128,6 +129,30 @@ struct RecordManifestPass
     }
     module->setAttr(kManifestAttrName,
                     StringAttr::get(module.getContext(), text));
+    // The shardings live on in the manifest; left on the ops, lowering would
+    // copy them onto ops they do not describe (scalar ops in linalg bodies).
+    auto isSharding = [](NamedAttribute attr) {
+      StringRef name = attr.getName().getValue();
+      return name == TPDialect::kShardingAttrName ||
+             name == TPDialect::kShardingsAttrName ||
+             name == TPDialect::kOriginAttrName ||
+             name == TPDialect::kOriginsAttrName;
+    };
+    module.walk([&](Operation *op) {
+      for (NamedAttribute attr : llvm::to_vector(op->getDiscardableAttrs()))
+        if (isSharding(attr))
+          op->removeDiscardableAttr(attr.getName());
+      if (auto func = dyn_cast<FunctionOpInterface>(op)) {
+        for (unsigned i = 0; i < func.getNumArguments(); ++i)
+          for (NamedAttribute attr : llvm::to_vector(func.getArgAttrs(i)))
+            if (isSharding(attr))
+              func.removeArgAttr(i, attr.getName());
+        for (unsigned i = 0; i < func.getNumResults(); ++i)
+          for (NamedAttribute attr : llvm::to_vector(func.getResultAttrs(i)))
+            if (isSharding(attr))
+              func.removeResultAttr(i, attr.getName());
+      }
+    });
   }
 };
 
