@@ -26,6 +26,38 @@ TEST(EntryTest, PackedAxesRoundTrip) {
   EXPECT_EQ(tprt_pack_axes(&yx), 2 | (1 << 4) | (0 << 8));
 }
 
+TEST(EntryTest, SgemmTransposesAndBatches) {
+  // C[b] += op(A[b]) op(B[b]) against a naive loop, for every transpose.
+  const int64_t batch = 2, m = 3, n = 4, k = 5;
+  for (int ta = 0; ta < 2; ++ta) {
+    for (int tb = 0; tb < 2; ++tb) {
+      std::vector<float> a(batch * m * k), b(batch * k * n), c(batch * m * n),
+          want(batch * m * n);
+      for (size_t i = 0; i < a.size(); ++i)
+        a[i] = static_cast<float>(i % 7) - 3;
+      for (size_t i = 0; i < b.size(); ++i)
+        b[i] = static_cast<float>(i % 5) - 2;
+      for (size_t i = 0; i < c.size(); ++i)
+        c[i] = want[i] = static_cast<float>(i % 3);
+      // Stored shapes: A is m x k (k x m transposed), B is k x n (n x k).
+      int64_t lda = ta ? m : k, ldb = tb ? k : n;
+      for (int64_t p = 0; p < batch; ++p)
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t j = 0; j < n; ++j)
+            for (int64_t l = 0; l < k; ++l) {
+              float av =
+                  ta ? a[p * m * k + l * lda + i] : a[p * m * k + i * lda + l];
+              float bv =
+                  tb ? b[p * k * n + j * ldb + l] : b[p * k * n + l * ldb + j];
+              want[p * m * n + i * n + j] += av * bv;
+            }
+      tprt_rt_sgemm(nullptr, ta, tb, batch, m, n, k, a.data(), lda, m * k,
+                    b.data(), ldb, k * n, c.data(), n, m * n);
+      EXPECT_EQ(c, want) << "trans_a " << ta << " trans_b " << tb;
+    }
+  }
+}
+
 class EntryTest : public ::testing::TestWithParam<std::shared_ptr<Harness>> {};
 
 TEST_P(EntryTest, CollectivesSliceAndIndex) {

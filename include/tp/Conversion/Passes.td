@@ -107,6 +107,35 @@ def ConvertCollectivesToRuntimePass
                            "::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect"];
 }
 
+def ConvertGemmToBlasPass : Pass<"tp-convert-gemm-to-blas", "::mlir::ModuleOp"> {
+  let summary = "f32 matmuls and batch matmuls on buffers become OpenBLAS sgemm calls through the runtime";
+  let description = [{
+    Runs on buffers, after `tp-convert-collectives-to-runtime` (whose rank
+    context, the first function argument, it passes along). Each
+    `linalg.matmul` or `linalg.batch_matmul` on f32 memrefs, with the
+    default indexing maps or with either operand transposed, becomes a call
+    to `tprt_rt_sgemm` (C += op(A) op(B), row-major, per batch entry). An
+    operand with a strided layout is copied to a contiguous buffer first; an
+    output with one is left to the loop lowering.
+
+    Example:
+
+    ```mlir
+    linalg.matmul ins(%a, %b : memref<16x512xf32>, memref<512x128xf32>)
+                  outs(%c : memref<16x128xf32>)
+    ```
+
+    becomes
+
+    ```mlir
+    func.call @tprt_rt_sgemm(%ctx, %c0_i32, %c0_i32, %c1, %c16, %c128, %c512,
+        %pa, %c512, %c8192, %pb, %c128, %c65536, %pc, %c128, %c2048) : (...) -> ()
+    ```
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect", "::mlir::func::FuncDialect",
+                           "::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect"];
+}
+
 def EmitEntryPointsPass : Pass<"tp-emit-entry-points", "::mlir::ModuleOp"> {
   let summary = "Adds the entry points and the manifest that the runtime loads";
   let description = [{

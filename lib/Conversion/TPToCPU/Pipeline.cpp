@@ -35,6 +35,7 @@ void mlir::tp::buildLowerToCPUPipeline(OpPassManager &pm) {
   outParams.modifyPublicFunctions = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   pm.addPass(createConvertCollectivesToRuntimePass());
+  pm.addPass(createConvertGemmToBlasPass());
   bufferization::BufferDeallocationPipelineOptions dealloc;
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);
   pm.addPass(createCanonicalizerPass());
