@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""CPU execution, side by side in one run (run with /usr/bin/python3: Debian's torch 1.13).
+
+1. A GPT-2 block (bench/gen_gpt.py, --layers 1) compiled by tp-compile for one device and
+   run by tp-run (best of --repeat), against PyTorch's eager CPU run of the same block
+   (same shapes and ops: layernorm, Q/K/V/O projections, scaled masked softmax attention,
+   layernorm, tanh-GELU MLP, residuals), with torch's default intra-op threads and with 1.
+2. The same block split over --tp devices (threads of the local communicator): wall time
+   and the CPU time of all ranks together, against the 1-device run (what communication
+   and the split cost).
+3. The local communicator's all_reduce against a memcpy of the same bytes (tprt-bench).
+
+usage: bench_cpu.py [--build build] [--batch 4] [--seq 128] [--embed 512] [--heads 8]
+                    [--tp 4] [--repeat 10]
+"""
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def tp_run(build, model, repeat, tp):
+    out = subprocess.run([os.path.join(build, "bin", "tp-run"), model, "--random-inputs",
+                          "--repeat", str(repeat), "--profile"],
+                         check=True, capture_output=True, text=True).stdout
+    m = re.search(r"best of \d+ runs: ([0-9.]+) ms wall .*took ([0-9.]+) ms together", out)
+    return float(m.group(1)), float(m.group(2)), out
+
+
+def torch_block(B, S, E, H, repeat, threads):
+    import torch
+    torch.set_num_threads(threads)
+    torch.manual_seed(0)
+    T, F, D = B * S, 4 * E, E // H
+    x = torch.rand(T, E) * 2 - 1
+    mask = torch.triu(torch.full((S, S), -1e9), 1)
+    p = {n: torch.rand(*s) * 0.1 for n, s in [
+        ("g1", (E,)), ("b1n", (E,)), ("wq", (E, E)), ("bq", (E,)), ("wk", (E, E)),
+        ("bk", (E,)), ("wv", (E, E)), ("bv", (E,)), ("wo", (E, E)), ("bo", (E,)),
+        ("g2", (E,)), ("b2n", (E,)), ("w1", (E, F)), ("b1", (F,)), ("w2", (F, E)),
+        ("b2", (E,))]}
+
+    def block(x):
+        h = torch.nn.functional.layer_norm(x, (E,), p["g1"], p["b1n"], 1e-5)
+        q = (h @ p["wq"] + p["bq"]).view(B, S, H, D).transpose(1, 2)
+        k = (h @ p["wk"] + p["bk"]).view(B, S, H, D).transpose(1, 2)
+        v = (h @ p["wv"] + p["bv"]).view(B, S, H, D).transpose(1, 2)
+        s = torch.softmax(q @ k.transpose(-1, -2) * (D ** -0.5) + mask, dim=-1)
+        c = (s @ v).transpose(1, 2).reshape(T, E)
+        r1 = x + c @ p["wo"] + p["bo"]
+        h2 = torch.nn.functional.layer_norm(r1, (E,), p["g2"], p["b2n"], 1e-5)
+        g = torch.nn.functional.gelu(h2 @ p["w1"] + p["b1"], approximate="tanh")
+        return r1 + g @ p["w2"] + p["b2"]
+
+    with torch.no_grad():
+        block(x)
+        best = float("inf")
+        for _ in range(repeat):
+            start = time.perf_counter()
+            block(x)
+            best = min(best, time.perf_counter() - start)
+    return best * 1e3
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--build", default=os.path.join(HERE, "..", "build"))
+    ap.add_argument("--batch", type=int, default=4)
+    ap.add_argument("--seq", type=int, default=128)
+    ap.add_argument("--embed", type=int, default=512)
+    ap.add_argument("--heads", type=int, default=8)
+    ap.add_argument("--tp", type=int, default=4)
+    ap.add_argument("--repeat", type=int, default=10)
+    args = ap.parse_args()
+    B, S, E, H = args.batch, args.seq, args.embed, args.heads
+    print(f"GPT-2 block: batch {B}, seq {S}, embed {E}, heads {H} (f32); "
+          f"{os.cpu_count()} CPU cores; best of {args.repeat}")
+    with tempfile.TemporaryDirectory() as tmp:
+        results = {}
+        for tp in (1, args.tp):
+            model = os.path.join(tmp, f"gpt{tp}.mlir")
+            with open(model, "w") as f:
+                subprocess.run([sys.executable, os.path.join(HERE, "gen_gpt.py"), "--layers", "1",
+                                "--batch", str(B), "--seq", str(S), "--embed", str(E),
+                                "--heads", str(H), "--tp", str(tp)], check=True, stdout=f)
+            lib = os.path.join(tmp, f"gpt{tp}.so")
+            subprocess.run([os.path.join(args.build, "bin", "tp-compile"), model, "-o", lib],
+                           check=True)
+            results[tp] = tp_run(args.build, lib, args.repeat, tp)
+        wall1, cpu1, _ = results[1]
+        torch_default = torch_block(B, S, E, H, args.repeat, os.cpu_count())
+        torch_one = torch_block(B, S, E, H, args.repeat, 1)
+        print(f"1 device:  tp-mlir {wall1:8.2f} ms (wall, incl. scatter/gather) | "
+              f"PyTorch eager {torch_default:8.2f} ms ({os.cpu_count()} threads), "
+              f"{torch_one:8.2f} ms (1 thread) | tp-mlir / PyTorch: "
+              f"{wall1 / torch_default:.2f}x, {wall1 / torch_one:.2f}x")
+        wallN, cpuN, outN = results[args.tp]
+        print(f"{args.tp} devices: tp-mlir {wallN:8.2f} ms wall, {cpuN:8.2f} ms CPU time of all "
+              f"ranks vs {cpu1:.2f} ms on 1 device ({cpuN / cpu1:.2f}x the work)")
+        for line in outN.splitlines():
+            if "calls" in line:
+                print(f"  {args.tp} devices, {line.strip()}")
+    bench = os.path.join(args.build, "bin", "tprt-bench")
+    for ranks in sorted({2, args.tp}):
+        print(subprocess.run([bench, str(ranks), "16", "10"], check=True, capture_output=True,
+                             text=True).stdout.strip())
+
+
+if __name__ == "__main__":
+    main()
