@@ -215,19 +215,22 @@ TPRT_API void memrefCopy(int64_t elemSize, UnrankedDescriptor *src,
 extern "C" {
 
 void tprt_rt_sgemm(tprt_rank_context *ctx, int32_t trans_a, int32_t trans_b,
-                   int64_t batch, int64_t m, int64_t n, int64_t k,
-                   const float *a, int64_t lda, int64_t stride_a,
-                   const float *b, int64_t ldb, int64_t stride_b, float *c,
-                   int64_t ldc, int64_t stride_c) {
+                   int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
+                   const float *b, int64_t ldb, float *c, int64_t ldc,
+                   int64_t batch0, int64_t batch1, int64_t stride_a0,
+                   int64_t stride_a1, int64_t stride_b0, int64_t stride_b1,
+                   int64_t stride_c0, int64_t stride_c1) {
   if (ctx && ctx->error)
     return;
-  for (int64_t i = 0; i < batch; ++i)
-    cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-                trans_b ? CblasTrans : CblasNoTrans, static_cast<int>(m),
-                static_cast<int>(n), static_cast<int>(k), 1.0f,
-                a + i * stride_a, static_cast<int>(lda), b + i * stride_b,
-                static_cast<int>(ldb), 1.0f, c + i * stride_c,
-                static_cast<int>(ldc));
+  for (int64_t i = 0; i < batch0; ++i)
+    for (int64_t j = 0; j < batch1; ++j)
+      cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
+                  trans_b ? CblasTrans : CblasNoTrans, static_cast<int>(m),
+                  static_cast<int>(n), static_cast<int>(k), 1.0f,
+                  a + i * stride_a0 + j * stride_a1, static_cast<int>(lda),
+                  b + i * stride_b0 + j * stride_b1, static_cast<int>(ldb),
+                  1.0f, c + i * stride_c0 + j * stride_c1,
+                  static_cast<int>(ldc));
 }
 
 } // extern "C"

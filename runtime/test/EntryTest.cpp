@@ -51,8 +51,13 @@ TEST(EntryTest, SgemmTransposesAndBatches) {
                   tb ? b[p * k * n + j * ldb + l] : b[p * k * n + l * ldb + j];
               want[p * m * n + i * n + j] += av * bv;
             }
-      tprt_rt_sgemm(nullptr, ta, tb, batch, m, n, k, a.data(), lda, m * k,
-                    b.data(), ldb, k * n, c.data(), n, m * n);
+      // One batch level as the outer one, then as the inner one.
+      std::vector<float> c2 = c;
+      tprt_rt_sgemm(nullptr, ta, tb, m, n, k, a.data(), lda, b.data(), ldb,
+                    c.data(), n, batch, 1, m * k, 0, k * n, 0, m * n, 0);
+      tprt_rt_sgemm(nullptr, ta, tb, m, n, k, a.data(), lda, b.data(), ldb,
+                    c2.data(), n, 1, batch, 0, m * k, 0, k * n, 0, m * n);
+      EXPECT_EQ(c2, want) << "trans_a " << ta << " trans_b " << tb;
       EXPECT_EQ(c, want) << "trans_a " << ta << " trans_b " << tb;
     }
   }

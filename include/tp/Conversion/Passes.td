@@ -108,15 +108,19 @@ def ConvertCollectivesToRuntimePass
 }
 
 def ConvertGemmToBlasPass : Pass<"tp-convert-gemm-to-blas", "::mlir::ModuleOp"> {
-  let summary = "f32 matmuls and batch matmuls on buffers become OpenBLAS sgemm calls through the runtime";
+  let summary = "f32 contractions on buffers (matmuls, batch matmuls, attention's generics) become OpenBLAS sgemm calls through the runtime";
   let description = [{
     Runs on buffers, after `tp-convert-collectives-to-runtime` (whose rank
-    context, the first function argument, it passes along). Each
-    `linalg.matmul` or `linalg.batch_matmul` on f32 memrefs, with the
-    default indexing maps or with either operand transposed, becomes a call
-    to `tprt_rt_sgemm` (C += op(A) op(B), row-major, per batch entry). An
-    operand with a strided layout is copied to a contiguous buffer first; an
-    output with one is left to the loop lowering.
+    context, the first function argument, it passes along). Every linalg
+    contraction on statically shaped f32 memrefs (a named matmul or batch
+    matmul, or a generic that multiplies and accumulates) whose operands can
+    be seen as row-major matrices becomes a call to `tprt_rt_sgemm`: the
+    m, n and k loops must each be adjacent and in the same order in the
+    operands that hold them, with one group innermost in each operand (A and
+    B may be stored transposed, C may not); up to two batch loops, each with
+    its own stride per operand. Strided inputs are copied to contiguous
+    buffers; other contractions (strided outputs, other element types, loops
+    that do not form matrices) are left to the loop lowering.
 
     Example:
 
@@ -125,12 +129,18 @@ def ConvertGemmToBlasPass : Pass<"tp-convert-gemm-to-blas", "::mlir::ModuleOp"> 
                   outs(%c : memref<16x128xf32>)
     ```
 
-    becomes
+    becomes (transA, transB, M, N, K, A, lda, B, ldb, C, ldc, then the batch
+    sizes and strides)
 
     ```mlir
-    func.call @tprt_rt_sgemm(%ctx, %c0_i32, %c0_i32, %c1, %c16, %c128, %c512,
-        %pa, %c512, %c8192, %pb, %c128, %c65536, %pc, %c128, %c2048) : (...) -> ()
+    func.call @tprt_rt_sgemm(%ctx, %c0_i32, %c0_i32, %c16, %c128, %c512,
+        %pa, %c512, %pb, %c128, %pc, %c128, %c1, %c1, %c0, %c0, %c0, %c0,
+        %c0, %c0) : (...) -> ()
     ```
+
+    and the per-head score contraction of attention,
+    `(b, h, i, j, d): Q(b, i, h, d) * K(b, j, h, d) -> S(b, h, i, j)`, is a
+    batch (b, h) of `Q K^T` with lda = ldb = H*D.
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect", "::mlir::func::FuncDialect",
                            "::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect"];

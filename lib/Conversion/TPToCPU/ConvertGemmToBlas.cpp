@@ -1,17 +1,22 @@
-//===- ConvertGemmToBlas.cpp - f32 GEMMs -> OpenBLAS through tprt ---------===//
+//===- ConvertGemmToBlas.cpp - f32 contractions -> OpenBLAS through tprt --===//
 //
 // Part of tp-mlir, under the Apache License v2.0 with LLVM Exceptions.
 //
 //===----------------------------------------------------------------------===//
 //
-// 1. Recognize linalg.matmul / linalg.batch_matmul on f32 memrefs by their
-//    indexing maps: C(b, m, n) += A(b, m, k) * B(b, k, n), each of A and B
-//    possibly stored transposed.
-// 2. Make A and B contiguous (copies for strided layouts); skip an op whose
-//    output is strided.
-// 3. Call tprt_rt_sgemm(ctx, transA, transB, batch, m, n, k, A, lda,
-//    strideA, B, ldb, strideB, C, ldc, strideC): row strides are the stored
-//    matrices' last dimensions, batch strides their sizes.
+// 1. Take every linalg contraction (named matmul / batch_matmul, or a
+//    generic whose body multiplies and accumulates, as attention's are after
+//    --tp-fold-reshapes) on f32 buffers with static shapes; classify its
+//    loops into batch, m, n and k (linalg::inferContractionDims).
+// 2. See each operand as (batch of) row-major matrices: the m loops, the n
+//    loops and the k loops must each be adjacent, in the same order, in the
+//    operands that hold them; one group of each operand must be innermost
+//    (unit stride); the other group's stride is the leading dimension. A is
+//    M x K (or K x M: transposed), B is K x N (or N x K), C is M x N. At most
+//    two batch loops, each with its own stride in every operand.
+// 3. Make strided operands contiguous (copies); leave strided outputs to
+//    the loops. Call tprt_rt_sgemm(ctx, transA, transB, M, N, K, A, lda, B,
+//    ldb, C, ldc, batch0, batch1, strides...): C += op(A) op(B).
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,47 +36,145 @@ using namespace mlir::tp;
 
 namespace {
 
-/// How a GEMM's operands are stored; nullopt when `op` is not one we take.
-struct GemmShape {
-  bool batched;
-  bool transA, transB;
+/// An operand seen as a matrix (or batch of them): element strides.
+struct MatrixView {
+  int64_t rowStride = 0; // the leading dimension
+  bool transposed = false;
+  SmallVector<int64_t, 2> batchStrides;
 };
 
-std::optional<GemmShape> match(linalg::LinalgOp op) {
-  if (!isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op) ||
-      !op.hasPureBufferSemantics() || op->getNumOperands() != 3)
+/// A GEMM found in a contraction: sizes and the three operands' views.
+struct Gemm {
+  int64_t m = 1, n = 1, k = 1;
+  SmallVector<int64_t, 2> batchSizes;
+  MatrixView a, b, c;
+};
+
+/// Row-major strides of a static shape.
+SmallVector<int64_t> stridesOf(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> strides(shape.size(), 1);
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * shape[d + 1];
+  return strides;
+}
+
+/// Where `group`'s loops sit in `map`'s results: adjacent and in order, or
+/// nothing. Returns the position of the group's last loop (-1 for an empty
+/// group).
+std::optional<int64_t> groupEnd(AffineMap map, ArrayRef<unsigned> group) {
+  if (group.empty())
+    return -1;
+  int64_t previous = -2;
+  for (unsigned loop : group) {
+    std::optional<unsigned> position =
+        map.getResultPosition(getAffineDimExpr(loop, map.getContext()));
+    if (!position ||
+        (previous != -2 && static_cast<int64_t>(*position) != previous + 1))
+      return std::nullopt;
+    previous = *position;
+  }
+  return previous;
+}
+
+/// `operand` as a matrix whose rows are `rows` loops and columns `cols` loops
+/// (either may be innermost: then it is transposed), with `batch` loops.
+std::optional<MatrixView> viewOf(AffineMap map, ArrayRef<int64_t> shape,
+                                 ArrayRef<unsigned> rows,
+                                 ArrayRef<unsigned> cols,
+                                 ArrayRef<unsigned> batch) {
+  // Every result is a loop of one of the groups.
+  if (map.getNumResults() != rows.size() + cols.size() + batch.size() ||
+      !map.isProjectedPermutation())
     return std::nullopt;
+  std::optional<int64_t> rowEnd = groupEnd(map, rows),
+                         colEnd = groupEnd(map, cols);
+  if (!rowEnd || !colEnd)
+    return std::nullopt;
+  SmallVector<int64_t> strides = stridesOf(shape);
+  int64_t last = static_cast<int64_t>(shape.size()) - 1;
+  MatrixView view;
+  auto strideAt = [&](int64_t position) {
+    return position < 0 ? int64_t(1) : strides[position];
+  };
+  if (*colEnd == last || cols.empty()) {
+    // Columns innermost: plain, leading dimension = the rows' stride.
+    int64_t colsExtent = 1;
+    for (int64_t p = *colEnd - static_cast<int64_t>(cols.size()) + 1;
+         p <= *colEnd && !cols.empty(); ++p)
+      colsExtent *= shape[p];
+    view.rowStride =
+        rows.empty() ? std::max<int64_t>(colsExtent, 1) : strideAt(*rowEnd);
+    if (view.rowStride < colsExtent)
+      return std::nullopt;
+  } else if (*rowEnd == last || rows.empty()) {
+    // Rows innermost: stored transposed, leading dimension = the columns'.
+    view.transposed = true;
+    int64_t rowsExtent = 1;
+    for (int64_t p = *rowEnd - static_cast<int64_t>(rows.size()) + 1;
+         p <= *rowEnd && !rows.empty(); ++p)
+      rowsExtent *= shape[p];
+    view.rowStride = strideAt(*colEnd);
+    if (view.rowStride < rowsExtent)
+      return std::nullopt;
+  } else {
+    return std::nullopt;
+  }
+  for (unsigned loop : batch) {
+    std::optional<unsigned> position =
+        map.getResultPosition(getAffineDimExpr(loop, map.getContext()));
+    view.batchStrides.push_back(strides[*position]);
+  }
+  return view;
+}
+
+std::optional<Gemm> match(linalg::LinalgOp op) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
+      op.getNumDpsInits() != 1 || !linalg::isaContractionOpInterface(op))
+    return std::nullopt;
+  SmallVector<ArrayRef<int64_t>> shapes;
   for (Value v : op->getOperands()) {
     auto type = dyn_cast<MemRefType>(v.getType());
-    if (!type || !type.getElementType().isF32())
+    if (!type || !type.getElementType().isF32() || !type.hasStaticShape())
       return std::nullopt;
+    shapes.push_back(type.getShape());
   }
-  bool batched = isa<linalg::BatchMatmulOp>(op);
-  MLIRContext *ctx = op->getContext();
-  // Loops: [b,] m, n, k.
-  unsigned base = batched ? 1 : 0;
-  auto d = [&](unsigned i) { return getAffineDimExpr(base + i, ctx); };
-  unsigned numDims = base + 3;
-  auto mapOf = [&](ArrayRef<AffineExpr> exprs) {
-    SmallVector<AffineExpr> all;
-    if (batched)
-      all.push_back(getAffineDimExpr(0, ctx));
-    llvm::append_range(all, exprs);
-    return AffineMap::get(numDims, 0, all, ctx);
-  };
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  if (failed(dims) || dims->batch.size() > 2)
+    return std::nullopt;
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  if (maps[2] != mapOf({d(0), d(1)}))
+  SmallVector<int64_t> loops = op.getStaticLoopRanges();
+  // Groups ordered as C holds m and n, and as A holds k.
+  auto orderedBy = [&](ArrayRef<unsigned> group, AffineMap map) {
+    SmallVector<unsigned> ordered(group.begin(), group.end());
+    llvm::sort(ordered, [&](unsigned x, unsigned y) {
+      return *map.getResultPosition(getAffineDimExpr(x, map.getContext())) <
+             *map.getResultPosition(getAffineDimExpr(y, map.getContext()));
+    });
+    return ordered;
+  };
+  SmallVector<unsigned> m = orderedBy(dims->m, maps[2]);
+  SmallVector<unsigned> n = orderedBy(dims->n, maps[2]);
+  SmallVector<unsigned> k = orderedBy(dims->k, maps[0]);
+  SmallVector<unsigned> batch(dims->batch.begin(), dims->batch.end());
+  Gemm gemm;
+  for (unsigned l : m)
+    gemm.m *= loops[l];
+  for (unsigned l : n)
+    gemm.n *= loops[l];
+  for (unsigned l : k)
+    gemm.k *= loops[l];
+  for (unsigned l : batch)
+    gemm.batchSizes.push_back(loops[l]);
+  std::optional<MatrixView> a = viewOf(maps[0], shapes[0], m, k, batch);
+  std::optional<MatrixView> b = viewOf(maps[1], shapes[1], k, n, batch);
+  std::optional<MatrixView> c = viewOf(maps[2], shapes[2], m, n, batch);
+  if (!a || !b || !c || c->transposed)
     return std::nullopt;
-  GemmShape shape{batched, false, false};
-  if (maps[0] == mapOf({d(2), d(0)}))
-    shape.transA = true;
-  else if (maps[0] != mapOf({d(0), d(2)}))
-    return std::nullopt;
-  if (maps[1] == mapOf({d(1), d(2)}))
-    shape.transB = true;
-  else if (maps[1] != mapOf({d(2), d(1)}))
-    return std::nullopt;
-  return shape;
+  gemm.a = *a;
+  gemm.b = *b;
+  gemm.c = *c;
+  return gemm;
 }
 
 struct ConvertGemmToBlasPass
@@ -90,8 +193,9 @@ struct ConvertGemmToBlasPass
         return decl;
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToEnd(module.getBody());
-      SmallVector<Type> inputs = {ptr, i32, i32, i64, i64, i64, i64, ptr,
-                                  i64, i64, ptr, i64, i64, ptr, i64, i64};
+      SmallVector<Type> inputs = {ptr, i32, i32, i64, i64, i64, ptr,
+                                  i64, ptr, i64, ptr, i64, i64, i64,
+                                  i64, i64, i64, i64, i64, i64};
       decl = func::FuncOp::create(b, module.getLoc(), "tprt_rt_sgemm",
                                   b.getFunctionType(inputs, {}));
       decl.setPrivate();
@@ -109,38 +213,26 @@ struct ConvertGemmToBlasPass
           gemms.push_back(op);
       });
       for (linalg::LinalgOp op : gemms) {
-        GemmShape shape = *match(op);
-        Location loc = op.getLoc();
-        b.setInsertionPoint(op);
-        Value c = op->getOperand(2);
+        Value c = op.getDpsInits()[0];
         if (!cast<MemRefType>(c.getType()).getLayout().isIdentity())
           continue; // strided output: loops
+        Gemm g = *match(op);
+        Location loc = op.getLoc();
+        b.setInsertionPoint(op);
         auto contiguous = [&](Value v) -> Value {
           auto type = cast<MemRefType>(v.getType());
           if (type.getLayout().isIdentity())
             return v;
-          SmallVector<Value> dyn;
-          for (int64_t i = 0; i < type.getRank(); ++i)
-            if (type.isDynamicDim(i))
-              dyn.push_back(memref::DimOp::create(b, loc, v, i));
           Value copy = memref::AllocOp::create(
-              b, loc, MemRefType::get(type.getShape(), type.getElementType()),
-              dyn);
+              b, loc, MemRefType::get(type.getShape(), type.getElementType()));
           memref::CopyOp::create(b, loc, v, copy);
           return copy;
         };
-        Value a = contiguous(op->getOperand(0));
-        Value bm = contiguous(op->getOperand(1));
-        auto size = [&](Value v, int64_t dim) -> Value {
-          auto type = cast<MemRefType>(v.getType());
-          if (!type.isDynamicDim(dim))
-            return arith::ConstantIntOp::create(b, loc, type.getDimSize(dim),
-                                                64);
-          return arith::IndexCastOp::create(
-              b, loc, i64, memref::DimOp::create(b, loc, v, dim));
-        };
-        auto mul = [&](Value x, Value y) -> Value {
-          return arith::MulIOp::create(b, loc, x, y);
+        Value a = contiguous(op.getDpsInputs()[0]);
+        Value bm = contiguous(op.getDpsInputs()[1]);
+        auto constant = [&](int64_t v, Type t) -> Value {
+          return arith::ConstantIntOp::create(b, loc, v,
+                                              cast<IntegerType>(t).getWidth());
         };
         auto pointer = [&](Value v) -> Value {
           Value index =
@@ -148,37 +240,36 @@ struct ConvertGemmToBlasPass
           Value asInt = arith::IndexCastOp::create(b, loc, i64, index);
           return LLVM::IntToPtrOp::create(b, loc, ptr, asInt);
         };
-        int64_t o = shape.batched ? 1 : 0;
-        // C is [b,] m x n; A is [b,] m x k (or k x m); B is k x n (or n x k).
-        Value m = size(c, o), n = size(c, o + 1);
-        Value k = size(a, shape.transA ? o : o + 1);
-        Value batch = shape.batched
-                          ? size(c, 0)
-                          : arith::ConstantIntOp::create(b, loc, 1, 64);
-        Value lda = size(a, o + 1), ldb = size(bm, o + 1), ldc = n;
-        Value strideA = mul(size(a, o), lda), strideB = mul(size(bm, o), ldb),
-              strideC = mul(m, n);
-        SmallVector<Value> args = {
-            rankContext,
-            arith::ConstantIntOp::create(b, loc, shape.transA, 32),
-            arith::ConstantIntOp::create(b, loc, shape.transB, 32),
-            batch,
-            m,
-            n,
-            k,
-            pointer(a),
-            lda,
-            strideA,
-            pointer(bm),
-            ldb,
-            strideB,
-            pointer(c),
-            ldc,
-            strideC};
+        auto batchSize = [&](unsigned i) -> int64_t {
+          return i < g.batchSizes.size() ? g.batchSizes[i] : 1;
+        };
+        auto batchStride = [&](const MatrixView &v, unsigned i) -> int64_t {
+          return i < v.batchStrides.size() ? v.batchStrides[i] : 0;
+        };
+        SmallVector<Value> args = {rankContext,
+                                   constant(g.a.transposed, i32),
+                                   constant(g.b.transposed, i32),
+                                   constant(g.m, i64),
+                                   constant(g.n, i64),
+                                   constant(g.k, i64),
+                                   pointer(a),
+                                   constant(g.a.rowStride, i64),
+                                   pointer(bm),
+                                   constant(g.b.rowStride, i64),
+                                   pointer(c),
+                                   constant(g.c.rowStride, i64),
+                                   constant(batchSize(0), i64),
+                                   constant(batchSize(1), i64),
+                                   constant(batchStride(g.a, 0), i64),
+                                   constant(batchStride(g.a, 1), i64),
+                                   constant(batchStride(g.b, 0), i64),
+                                   constant(batchStride(g.b, 1), i64),
+                                   constant(batchStride(g.c, 0), i64),
+                                   constant(batchStride(g.c, 1), i64)};
         func::CallOp::create(b, loc, declare(), args);
-        if (a != op->getOperand(0))
+        if (a != op.getDpsInputs()[0])
           memref::DeallocOp::create(b, loc, a);
-        if (bm != op->getOperand(1))
+        if (bm != op.getDpsInputs()[1])
           memref::DeallocOp::create(b, loc, bm);
         op->erase();
       }

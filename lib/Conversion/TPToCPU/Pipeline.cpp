@@ -34,11 +34,13 @@ void mlir::tp::buildLowerToCPUPipeline(OpPassManager &pm) {
   outParams.hoistStaticAllocs = true;
   outParams.modifyPublicFunctions = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
-  pm.addPass(createConvertCollectivesToRuntimePass());
-  pm.addPass(createConvertGemmToBlasPass());
   bufferization::BufferDeallocationPipelineOptions dealloc;
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);
   pm.addPass(createCanonicalizerPass());
+  // After deallocation: the contiguous copies these passes make are freed
+  // by them, which the ownership-based deallocation would refuse.
+  pm.addPass(createConvertCollectivesToRuntimePass());
+  pm.addPass(createConvertGemmToBlasPass());
   // Loops, then LLVM.
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createLowerAffinePass());

@@ -313,16 +313,19 @@ TPRT_API void tprt_rt_all_to_all(tprt_rank_context *ctx, const void *in,
 TPRT_API void tprt_rt_all_slice(tprt_rank_context *ctx, const void *in,
                                 void *out, const int64_t *shape, int32_t rank,
                                 int32_t dim, int32_t dtype, int64_t axes);
-/* C[i] += op(A[i]) * op(B[i]) for i < batch, row-major f32 (OpenBLAS
- * sgemm): op transposes when trans_a / trans_b is 1; lda, ldb, ldc are the
- * row strides of the stored matrices and stride_* the distance between
- * consecutive batch entries. */
+/* C += op(A) * op(B), row-major f32 (OpenBLAS sgemm), for every entry of
+ * a batch of up to two levels (batch0 x batch1; 1 for none): entry (i, j)
+ * starts at a + i*stride_a0 + j*stride_a1 (same for b and c). op transposes
+ * when trans_a / trans_b is 1; lda, ldb, ldc are the row strides of the
+ * stored matrices. */
 TPRT_API void tprt_rt_sgemm(tprt_rank_context *ctx, int32_t trans_a,
-                            int32_t trans_b, int64_t batch, int64_t m,
-                            int64_t n, int64_t k, const float *a, int64_t lda,
-                            int64_t stride_a, const float *b, int64_t ldb,
-                            int64_t stride_b, float *c, int64_t ldc,
-                            int64_t stride_c);
+                            int32_t trans_b, int64_t m, int64_t n, int64_t k,
+                            const float *a, int64_t lda, const float *b,
+                            int64_t ldb, float *c, int64_t ldc, int64_t batch0,
+                            int64_t batch1, int64_t stride_a0,
+                            int64_t stride_a1, int64_t stride_b0,
+                            int64_t stride_b1, int64_t stride_c0,
+                            int64_t stride_c1);
 /* This rank's position in its group over `axes`. */
 TPRT_API int64_t tprt_rt_axis_index(tprt_rank_context *ctx, int64_t axes);
 /* Packs an axis list the way the entry points above read it. */

@@ -1,42 +1,74 @@
 // RUN: tp-opt %s --tp-convert-gemm-to-blas --cse | FileCheck %s
 
-// Tests that f32 matmuls and batch matmuls become tprt_rt_sgemm calls with
-// the right transposes, sizes, leading dimensions and batch strides; that
-// strided inputs are copied; that strided outputs and other element types
-// are left to the loops.
+// Tests that f32 contractions become tprt_rt_sgemm calls with the right
+// transposes, sizes, leading dimensions and batch strides; that strided
+// inputs are copied; that strided outputs and other element types are left
+// to the loops.
 
 #a_t = affine_map<(m, n, k) -> (k, m)>
 #b = affine_map<(m, n, k) -> (k, n)>
 #b_t = affine_map<(m, n, k) -> (n, k)>
 #c = affine_map<(m, n, k) -> (m, n)>
+#att_q = affine_map<(b, h, i, j, d) -> (b, i, h, d)>
+#att_k = affine_map<(b, h, i, j, d) -> (b, j, h, d)>
+#att_s = affine_map<(b, h, i, j, d) -> (b, h, i, j)>
 
 // CHECK-LABEL: func.func @gemms
 // CHECK-SAME: (%[[CTX:.*]]: !llvm.ptr
 func.func @gemms(%ctx: !llvm.ptr, %a: memref<16x512xf32>, %b: memref<512x128xf32>,
                  %c: memref<16x128xf32>, %bt: memref<128x512xf32>, %at: memref<512x16xf32>,
                  %ba: memref<4x8x32xf32>, %bb: memref<4x32x16xf32>, %bc: memref<4x8x16xf32>) {
-  // Plain: no transposes, batch 1, m=16 n=128 k=512, lda=512 ldb=128 ldc=128.
+  // Plain: M=16 N=128 K=512, lda=512 ldb=128 ldc=128, no batch.
   // CHECK-DAG: %[[F:.*]] = arith.constant 0 : i32
   // CHECK-DAG: %[[M:.*]] = arith.constant 16 : i64
   // CHECK-DAG: %[[N:.*]] = arith.constant 128 : i64
   // CHECK-DAG: %[[K:.*]] = arith.constant 512 : i64
-  // CHECK: call @tprt_rt_sgemm(%[[CTX]], %[[F]], %[[F]], %{{.*}}, %[[M]], %[[N]], %[[K]], %{{.*}}, %[[K]], %{{.*}}, %{{.*}}, %[[N]], %{{.*}}, %{{.*}}, %[[N]], %{{.*}})
+  // CHECK-DAG: %[[ONE:.*]] = arith.constant 1 : i64
+  // CHECK-DAG: %[[ZERO:.*]] = arith.constant 0 : i64
+  // CHECK: call @tprt_rt_sgemm(%[[CTX]], %[[F]], %[[F]], %[[M]], %[[N]], %[[K]], %{{.*}}, %[[K]], %{{.*}}, %[[N]], %{{.*}}, %[[N]], %[[ONE]], %[[ONE]], %[[ZERO]], %[[ZERO]], %[[ZERO]], %[[ZERO]], %[[ZERO]], %[[ZERO]])
   linalg.matmul ins(%a, %b : memref<16x512xf32>, memref<512x128xf32>) outs(%c : memref<16x128xf32>)
-  // B transposed (stored n x k).
+  // B stored transposed (N x K): ldb = K.
   // CHECK: %[[T:.*]] = arith.constant 1 : i32
-  // CHECK: call @tprt_rt_sgemm(%[[CTX]], %{{.*}}, %[[T]],
+  // CHECK: call @tprt_rt_sgemm(%[[CTX]], %[[F]], %[[T]], %[[M]], %[[N]], %[[K]], %{{.*}}, %[[K]], %{{.*}}, %[[K]],
   linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, #b_t, #c]
       ins(%a, %bt : memref<16x512xf32>, memref<128x512xf32>) outs(%c : memref<16x128xf32>)
-  // A transposed (stored k x m).
-  // CHECK: call @tprt_rt_sgemm(%[[CTX]], %[[T]], %[[F]],
+  // A stored transposed (K x M): lda = M.
+  // CHECK: call @tprt_rt_sgemm(%[[CTX]], %[[T]], %[[F]], %[[M]], %[[N]], %[[K]], %{{.*}}, %[[M]],
   linalg.matmul indexing_maps = [#a_t, #b, #c]
       ins(%at, %b : memref<512x16xf32>, memref<512x128xf32>) outs(%c : memref<16x128xf32>)
-  // Batched: batch 4, strides 8*32, 32*16, 8*16.
+  // Batched: 4 entries, strides 8*32, 32*16, 8*16.
   // CHECK-DAG: %[[B4:.*]] = arith.constant 4 : i64
-  // CHECK: call @tprt_rt_sgemm(%[[CTX]], %{{.*}}, %{{.*}}, %[[B4]],
+  // CHECK-DAG: %[[SA:.*]] = arith.constant 256 : i64
+  // CHECK: call @tprt_rt_sgemm(%[[CTX]], %[[F]], %[[F]], {{.*}}, %[[B4]], %[[ONE]], %[[SA]], %[[ZERO]], %[[K]], %[[ZERO]], %[[N]], %[[ZERO]])
   linalg.batch_matmul ins(%ba, %bb : memref<4x8x32xf32>, memref<4x32x16xf32>) outs(%bc : memref<4x8x16xf32>)
   // CHECK-NOT: linalg.matmul
   // CHECK-NOT: linalg.batch_matmul
+  return
+}
+
+// CHECK-LABEL: func.func @attention_scores
+// Q(b, i, h, d) K(b, j, h, d) -> S(b, h, i, j) on [2, 8, 4, 16]: a (b, h)
+// batch of Q K^T with M = N = 8, K = 16, lda = ldb = 4*16 = 64, ldc = 8;
+// batch strides Q: 8*4*16 = 512 and 16; S: 4*8*8 = 256 and 64.
+// CHECK-DAG: %[[F:.*]] = arith.constant 0 : i32
+// CHECK-DAG: %[[T:.*]] = arith.constant 1 : i32
+// CHECK-DAG: %[[C8:.*]] = arith.constant 8 : i64
+// CHECK-DAG: %[[C16:.*]] = arith.constant 16 : i64
+// CHECK-DAG: %[[C64:.*]] = arith.constant 64 : i64
+// CHECK-DAG: %[[C2:.*]] = arith.constant 2 : i64
+// CHECK-DAG: %[[C4:.*]] = arith.constant 4 : i64
+// CHECK-DAG: %[[C512:.*]] = arith.constant 512 : i64
+// CHECK-DAG: %[[C256:.*]] = arith.constant 256 : i64
+// CHECK: call @tprt_rt_sgemm(%{{.*}}, %[[F]], %[[T]], %[[C8]], %[[C8]], %[[C16]], %{{.*}}, %[[C64]], %{{.*}}, %[[C64]], %{{.*}}, %[[C8]], %[[C2]], %[[C4]], %[[C512]], %[[C16]], %[[C512]], %[[C16]], %[[C256]], %[[C64]])
+func.func @attention_scores(%ctx: !llvm.ptr, %q: memref<2x8x4x16xf32>, %k: memref<2x8x4x16xf32>, %s: memref<2x4x8x8xf32>) {
+  linalg.generic {indexing_maps = [#att_q, #att_k, #att_s],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : memref<2x8x4x16xf32>, memref<2x8x4x16xf32>) outs(%s : memref<2x4x8x8xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
   return
 }
 
@@ -58,4 +90,4 @@ func.func @strided(%ctx: !llvm.ptr, %a: memref<16x512xf32, strided<[1024, 1]>>, 
   linalg.matmul ins(%h, %hb : memref<16x512xf16>, memref<512x128xf16>) outs(%hc : memref<16x128xf16>)
   return
 }
-// CHECK: func.func private @tprt_rt_sgemm(!llvm.ptr, i32, i32, i64, i64, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64)
+// CHECK: func.func private @tprt_rt_sgemm(!llvm.ptr, i32, i32, i64, i64, i64, !llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr, i64, i64, i64, i64, i64, i64, i64, i64, i64)
