@@ -182,7 +182,11 @@ extern "C" {
 tprt_status tprt_program_load(const char *path, tprt_program **program) {
   if (!path)
     return error(TPRT_INVALID_ARGUMENT, "program path is null");
-  void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  // A bare file name is a file here, not a library to search for.
+  std::string file = path;
+  if (file.find('/') == std::string::npos)
+    file = "./" + file;
+  void *handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle)
     return error(TPRT_IO_ERROR, "cannot load program '", path,
                  "': ", dlerror());

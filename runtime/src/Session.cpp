@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <cblas.h>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 
@@ -135,11 +136,14 @@ tprt_status tprt_session_run(tprt_session *session, const tprt_program *program,
   }
 
   // 3. Every rank on a fresh world. The ranks share the machine's cores:
-  // OpenBLAS gets its share per rank instead of every core per rank.
-  int cores =
-      static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  openblas_set_num_threads(std::max(
-      1, cores / static_cast<int>(std::min<int64_t>(numRanks, cores))));
+  // OpenBLAS gets its share per rank instead of every core per rank (unless
+  // OPENBLAS_NUM_THREADS says otherwise).
+  if (!std::getenv("OPENBLAS_NUM_THREADS")) {
+    int cores =
+        static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    openblas_set_num_threads(std::max(
+        1, cores / static_cast<int>(std::min<int64_t>(numRanks, cores))));
+  }
   tprt_local_options options{session->options.timeout_ms};
   tprt_local_world *world = nullptr;
   if (tprt_status status = tprt_local_world_create(&f.mesh, &options, &world))
