@@ -20,7 +20,8 @@
 //    (relative to the largest reference magnitude; tolerance 1e-5 for f32
 //    and f64, 1e-2 for f16 and bf16, exact for integers).
 // 5. --output-dir writes result<i>.npy, only once everything succeeded.
-// --repeat N runs N times and prints the best wall time (for benchmarks).
+// --repeat N runs N times and prints the best wall time (for benchmarks);
+// --all-entries runs (and verifies) every function of the program.
 //
 // Exit codes: 0 ran (and passed), 1 verification failed, 2 bad input or a
 // runtime error (with a message).
@@ -62,6 +63,7 @@ struct Options {
   bool profile = false;
   int64_t timeoutMs = 0;
   int repeat = 1;
+  bool allEntries = false;
   std::string tpCompile;
 };
 
@@ -69,7 +71,8 @@ const char *kUsage =
     "usage: tp-run {model.mlir | model.so} [--entry NAME]\n"
     "              [--inputs a.npy,b.npy | --random-inputs [--seed N]]\n"
     "              [--output-dir DIR] [--verify] [--backend cpu] [--profile]\n"
-    "              [--timeout-ms N] [--repeat N] [--tp-compile PATH]\n";
+    "              [--timeout-ms N] [--repeat N] [--all-entries]\n"
+    "              [--tp-compile PATH]\n";
 
 [[noreturn]] void fail(const std::string &message) {
   std::cerr << "tp-run: error: " << message << "\n";
@@ -120,6 +123,8 @@ Options parse(int argc, char **argv) {
              "'; this build runs on 'cpu' (CUDA is not built in)");
     } else if (a == "--timeout-ms") {
       o.timeoutMs = std::strtoll(value(i, a).c_str(), nullptr, 10);
+    } else if (a == "--all-entries") {
+      o.allEntries = true;
     } else if (a == "--repeat") {
       o.repeat = std::atoi(value(i, a).c_str());
       if (o.repeat < 1)
@@ -138,6 +143,9 @@ Options parse(int argc, char **argv) {
     fail(std::string("no model given\n") + kUsage);
   if (o.randomInputs && !o.inputs.empty())
     fail("give either --inputs or --random-inputs, not both");
+  if (o.allEntries && (!o.randomInputs || !o.entry.empty()))
+    fail("--all-entries runs every function with --random-inputs (and no "
+         "--entry)");
   return o;
 }
 
@@ -306,51 +314,9 @@ RunResult run(const tprt_program *program, int32_t function,
   return r;
 }
 
-} // namespace
-
-int main(int argc, char **argv) {
-  Options o = parse(argc, argv);
-  // 1. The program.
-  std::string temp;
-  std::string library = o.model;
-  std::string reference;
-  if (endsWith(o.model, ".mlir")) {
-    char dir[] = "/tmp/tp-run-XXXXXX";
-    if (!mkdtemp(dir))
-      fail("cannot create a temporary directory");
-    temp = dir;
-    library = temp + "/program.so";
-    compile(o, library, /*unsharded=*/false);
-    if (o.verify) {
-      reference = temp + "/reference.so";
-      compile(o, reference, /*unsharded=*/true);
-    }
-  } else if (o.verify) {
-    fail("--verify needs the model as .mlir in global form (it compiles the "
-         "unsharded reference from it); got '" +
-         o.model + "'");
-  }
-  auto cleanup = [&] {
-    if (!temp.empty()) {
-      std::remove(library.c_str());
-      if (!reference.empty())
-        std::remove(reference.c_str());
-      rmdir(temp.c_str());
-    }
-  };
-  tprt_program *program = nullptr;
-  if (tprt_status s = tprt_program_load(library.c_str(), &program)) {
-    cleanup();
-    failStatus("cannot load '" + o.model + "'", s);
-  }
-  int32_t function = 0;
-  if (!o.entry.empty()) {
-    if (tprt_status s =
-            tprt_program_find_function(program, o.entry.c_str(), &function))
-      failStatus("--entry", s);
-  } else if (tprt_program_num_functions(program) == 0) {
-    fail("the program has no functions");
-  }
+/// Steps 2-5 for one function of the program; returns its exit code.
+int runOne(const Options &o, tprt_program *program, int32_t function,
+           const std::string &reference, bool allEntries) {
   std::string name = tprt_program_function_name(program, function);
   int32_t numArgs = tprt_program_num_args(program, function);
 
@@ -504,12 +470,76 @@ int main(int argc, char **argv) {
     mkdir(o.outputDir.c_str(), 0755);
     for (size_t i = 0; i < result.outputs.size(); ++i) {
       std::string error;
-      std::string path = o.outputDir + "/result" + std::to_string(i) + ".npy";
+      std::string path = o.outputDir + "/" + (allEntries ? name + "." : "") +
+                         "result" + std::to_string(i) + ".npy";
       if (!writeNpy(path, result.outputs[i], error))
         fail(error);
     }
   }
   tprt_session_destroy(result.session);
+  return exitCode;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options o = parse(argc, argv);
+  // 1. The program.
+  std::string temp;
+  std::string library = o.model;
+  std::string reference;
+  if (endsWith(o.model, ".mlir")) {
+    char dir[] = "/tmp/tp-run-XXXXXX";
+    if (!mkdtemp(dir))
+      fail("cannot create a temporary directory");
+    temp = dir;
+    library = temp + "/program.so";
+    compile(o, library, /*unsharded=*/false);
+    if (o.verify) {
+      reference = temp + "/reference.so";
+      compile(o, reference, /*unsharded=*/true);
+    }
+  } else if (o.verify) {
+    fail("--verify needs the model as .mlir in global form (it compiles the "
+         "unsharded reference from it); got '" +
+         o.model + "'");
+  }
+  auto cleanup = [&] {
+    if (!temp.empty()) {
+      std::remove(library.c_str());
+      if (!reference.empty())
+        std::remove(reference.c_str());
+      rmdir(temp.c_str());
+    }
+  };
+  tprt_program *program = nullptr;
+  if (tprt_status s = tprt_program_load(library.c_str(), &program)) {
+    cleanup();
+    failStatus("cannot load '" + o.model + "'", s);
+  }
+  if (o.allEntries) {
+    int worst = 0, failed = 0;
+    int32_t n = tprt_program_num_functions(program);
+    for (int32_t f = 0; f < n; ++f) {
+      int code = runOne(o, program, f, reference, /*allEntries=*/true);
+      failed += code != 0;
+      worst = std::max(worst, code);
+    }
+    std::printf("%d function(s): %d passed, %d failed\n", n, n - failed,
+                failed);
+    tprt_program_destroy(program);
+    cleanup();
+    return worst;
+  }
+  int32_t function = 0;
+  if (!o.entry.empty()) {
+    if (tprt_status s =
+            tprt_program_find_function(program, o.entry.c_str(), &function))
+      failStatus("--entry", s);
+  } else if (tprt_program_num_functions(program) == 0) {
+    fail("the program has no functions");
+  }
+  int exitCode = runOne(o, program, function, reference, /*allEntries=*/false);
   tprt_program_destroy(program);
   cleanup();
   return exitCode;
