@@ -234,3 +234,53 @@ void tprt_rt_sgemm(tprt_rank_context *ctx, int32_t trans_a, int32_t trans_b,
 }
 
 } // extern "C"
+
+extern "C" {
+
+void tprt_rt_gemm_narrow(tprt_rank_context *ctx, int32_t dtype, int32_t trans_a,
+                         int32_t trans_b, int64_t m, int64_t n, int64_t k,
+                         const void *a, int64_t lda, const void *b, int64_t ldb,
+                         void *c, int64_t ldc, int64_t batch0, int64_t batch1,
+                         int64_t stride_a0, int64_t stride_a1,
+                         int64_t stride_b0, int64_t stride_b1,
+                         int64_t stride_c0, int64_t stride_c1) {
+  if (ctx && ctx->error)
+    return;
+  bool half = dtype == TPRT_F16;
+  auto widen = [&](const void *src, int64_t rows, int64_t cols, int64_t ld) {
+    // The stored matrix (rows x cols with row stride ld), densely in f32.
+    std::vector<float> out(static_cast<size_t>(rows * cols));
+    const uint16_t *p = static_cast<const uint16_t *>(src);
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t q = 0; q < cols; ++q)
+        out[r * cols + q] =
+            half ? halfToFloat(p[r * ld + q]) : bf16ToFloat(p[r * ld + q]);
+    return out;
+  };
+  for (int64_t i = 0; i < batch0; ++i)
+    for (int64_t j = 0; j < batch1; ++j) {
+      const uint16_t *pa =
+          static_cast<const uint16_t *>(a) + i * stride_a0 + j * stride_a1;
+      const uint16_t *pb =
+          static_cast<const uint16_t *>(b) + i * stride_b0 + j * stride_b1;
+      uint16_t *pc = static_cast<uint16_t *>(c) + i * stride_c0 + j * stride_c1;
+      // Stored shapes: A is m x k (k x m transposed), B is k x n (n x k).
+      std::vector<float> fa =
+          trans_a ? widen(pa, k, m, lda) : widen(pa, m, k, lda);
+      std::vector<float> fb =
+          trans_b ? widen(pb, n, k, ldb) : widen(pb, k, n, ldb);
+      std::vector<float> fc = widen(pc, m, n, ldc);
+      cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
+                  trans_b ? CblasTrans : CblasNoTrans, static_cast<int>(m),
+                  static_cast<int>(n), static_cast<int>(k), 1.0f, fa.data(),
+                  static_cast<int>(trans_a ? m : k), fb.data(),
+                  static_cast<int>(trans_b ? k : n), 1.0f, fc.data(),
+                  static_cast<int>(n));
+      for (int64_t r = 0; r < m; ++r)
+        for (int64_t q = 0; q < n; ++q)
+          pc[r * ldc + q] =
+              half ? floatToHalf(fc[r * n + q]) : floatToBf16(fc[r * n + q]);
+    }
+}
+
+} // extern "C"

@@ -46,6 +46,12 @@ std::vector<int64_t> groupMembers(const tprt_mesh &mesh, const tprt_axes &axes,
 /// one of the sources.
 void reduceInto(tprt_dtype dtype, tprt_reduction reduction, void *dst,
                 const void *const *srcs, int64_t numSrcs, int64_t count);
+/// f16 / bf16 <-> f32, round to nearest even.
+float halfToFloat(uint16_t h);
+uint16_t floatToHalf(float f);
+float bf16ToFloat(uint16_t h);
+uint16_t floatToBf16(float f);
+
 /// True when the reduction and dtype are supported.
 bool isValidReduction(tprt_reduction reduction);
 bool isValidDtype(tprt_dtype dtype);

@@ -48,9 +48,7 @@ const char *tprt_dtype_name(tprt_dtype dtype) {
 
 } // extern "C"
 
-namespace {
-
-float halfToFloat(uint16_t h) {
+float tprt::halfToFloat(uint16_t h) {
   uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
   uint32_t exponent = (h >> 10) & 0x1fu;
   uint32_t mantissa = h & 0x3ffu;
@@ -78,7 +76,7 @@ float halfToFloat(uint16_t h) {
   return f;
 }
 
-uint16_t floatToHalf(float f) {
+uint16_t tprt::floatToHalf(float f) {
   uint32_t bits;
   std::memcpy(&bits, &f, sizeof(bits));
   uint32_t sign = (bits >> 16) & 0x8000u;
@@ -108,14 +106,14 @@ uint16_t floatToHalf(float f) {
   return static_cast<uint16_t>(half);
 }
 
-float bf16ToFloat(uint16_t h) {
+float tprt::bf16ToFloat(uint16_t h) {
   uint32_t bits = static_cast<uint32_t>(h) << 16;
   float f;
   std::memcpy(&f, &bits, sizeof(f));
   return f;
 }
 
-uint16_t floatToBf16(float f) {
+uint16_t tprt::floatToBf16(float f) {
   uint32_t bits;
   std::memcpy(&bits, &f, sizeof(bits));
   if ((bits & 0x7fffffffu) > 0x7f800000u) // nan stays nan
@@ -123,6 +121,8 @@ uint16_t floatToBf16(float f) {
   uint32_t rounding = 0x7fffu + ((bits >> 16) & 1u);
   return static_cast<uint16_t>((bits + rounding) >> 16);
 }
+
+namespace {
 
 template <typename T> T combine(tprt_reduction reduction, T a, T b) {
   switch (reduction) {

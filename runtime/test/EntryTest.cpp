@@ -8,6 +8,7 @@
 
 #include "gtest/gtest.h"
 
+#include <cstring>
 #include <mutex>
 #include <vector>
 
@@ -61,6 +62,27 @@ TEST(EntryTest, SgemmTransposesAndBatches) {
       EXPECT_EQ(c, want) << "trans_a " << ta << " trans_b " << tb;
     }
   }
+}
+
+TEST(EntryTest, NarrowGemmAccumulatesInF32) {
+  // 1 x 300 times 300 x 1 of 1/4s in bf16: accumulated in bf16 the sum would
+  // stall at 32 (spacing 0.25 there); in f32 it is exact, 300 * (1/16).
+  const int64_t k = 300;
+  uint16_t quarter = 0x3e80; // 0.25 in bf16
+  std::vector<uint16_t> a(k, quarter), b(k, quarter);
+  uint16_t c = 0;
+  tprt_rt_gemm_narrow(nullptr, TPRT_BF16, 0, 0, 1, 1, k, a.data(), k, b.data(),
+                      1, &c, 1, 1, 1, 0, 0, 0, 0, 0, 0);
+  uint32_t bits = static_cast<uint32_t>(c) << 16;
+  float value;
+  std::memcpy(&value, &bits, 4);
+  EXPECT_EQ(value, 18.75f);
+  // f16: 0.25 is 0x3400.
+  std::vector<uint16_t> ha(k, 0x3400), hb(k, 0x3400);
+  uint16_t hc = 0;
+  tprt_rt_gemm_narrow(nullptr, TPRT_F16, 0, 0, 1, 1, k, ha.data(), k, hb.data(),
+                      1, &hc, 1, 1, 1, 0, 0, 0, 0, 0, 0);
+  EXPECT_EQ(hc, 0x4cb0); // 18.75
 }
 
 class EntryTest : public ::testing::TestWithParam<std::shared_ptr<Harness>> {};

@@ -6,7 +6,8 @@
 //
 // 1. Take every linalg contraction (named matmul / batch_matmul, or a
 //    generic whose body multiplies and accumulates, as attention's are after
-//    --tp-fold-reshapes) on f32 buffers with static shapes; classify its
+//    --tp-fold-reshapes) on f32, f16 or bf16 buffers (one type) with static
+//    shapes; classify its
 //    loops into batch, m, n and k (linalg::inferContractionDims).
 // 2. See each operand as (batch of) row-major matrices: the m loops, the n
 //    loops and the k loops must each be adjacent, in the same order, in the
@@ -16,7 +17,8 @@
 //    two batch loops, each with its own stride in every operand.
 // 3. Make strided operands contiguous (copies); leave strided outputs to
 //    the loops. Call tprt_rt_sgemm(ctx, transA, transB, M, N, K, A, lda, B,
-//    ldb, C, ldc, batch0, batch1, strides...): C += op(A) op(B).
+//    ldb, C, ldc, batch0, batch1, strides...): C += op(A) op(B); f16 and
+//    bf16 go to tprt_rt_gemm_narrow, which accumulates in f32.
 //
 //===----------------------------------------------------------------------===//
 
@@ -132,10 +134,14 @@ std::optional<Gemm> match(linalg::LinalgOp op) {
       op.getNumDpsInits() != 1 || !linalg::isaContractionOpInterface(op))
     return std::nullopt;
   SmallVector<ArrayRef<int64_t>> shapes;
+  Type element;
   for (Value v : op->getOperands()) {
     auto type = dyn_cast<MemRefType>(v.getType());
-    if (!type || !type.getElementType().isF32() || !type.hasStaticShape())
+    if (!type || !type.hasStaticShape() ||
+        !isa<Float32Type, Float16Type, BFloat16Type>(type.getElementType()) ||
+        (element && type.getElementType() != element))
       return std::nullopt;
+    element = type.getElementType();
     shapes.push_back(type.getShape());
   }
   FailureOr<linalg::ContractionDimensions> dims =
@@ -185,18 +191,24 @@ struct ConvertGemmToBlasPass
     OpBuilder b(ctx);
     Type ptr = LLVM::LLVMPointerType::get(ctx);
     Type i64 = b.getI64Type(), i32 = b.getI32Type();
-    func::FuncOp decl;
-    auto declare = [&] {
+    // tprt_rt_sgemm, or tprt_rt_gemm_narrow (f16/bf16 storage, f32
+    // accumulation), which takes the dtype code after the context.
+    llvm::StringMap<func::FuncOp> decls;
+    auto declare = [&](bool narrow) {
+      StringRef name = narrow ? "tprt_rt_gemm_narrow" : "tprt_rt_sgemm";
+      func::FuncOp &decl = decls[name];
       if (decl)
         return decl;
-      if ((decl = module.lookupSymbol<func::FuncOp>("tprt_rt_sgemm")))
+      if ((decl = module.lookupSymbol<func::FuncOp>(name)))
         return decl;
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToEnd(module.getBody());
       SmallVector<Type> inputs = {ptr, i32, i32, i64, i64, i64, ptr,
                                   i64, ptr, i64, ptr, i64, i64, i64,
                                   i64, i64, i64, i64, i64, i64};
-      decl = func::FuncOp::create(b, module.getLoc(), "tprt_rt_sgemm",
+      if (narrow)
+        inputs.insert(inputs.begin() + 1, i32);
+      decl = func::FuncOp::create(b, module.getLoc(), name,
                                   b.getFunctionType(inputs, {}));
       decl.setPrivate();
       return decl;
@@ -266,7 +278,12 @@ struct ConvertGemmToBlasPass
                                    constant(batchStride(g.b, 1), i64),
                                    constant(batchStride(g.c, 0), i64),
                                    constant(batchStride(g.c, 1), i64)};
-        func::CallOp::create(b, loc, declare(), args);
+        Type element = cast<MemRefType>(c.getType()).getElementType();
+        bool narrow = !element.isF32();
+        if (narrow)
+          args.insert(args.begin() + 1,
+                      constant(element.isF16() ? 2 : 3, i32)); // tprt_dtype
+        func::CallOp::create(b, loc, declare(narrow), args);
         if (a != op.getDpsInputs()[0])
           memref::DeallocOp::create(b, loc, a);
         if (bm != op.getDpsInputs()[1])

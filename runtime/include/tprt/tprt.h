@@ -326,6 +326,16 @@ TPRT_API void tprt_rt_sgemm(tprt_rank_context *ctx, int32_t trans_a,
                             int64_t stride_a1, int64_t stride_b0,
                             int64_t stride_b1, int64_t stride_c0,
                             int64_t stride_c1);
+/* The same GEMM on f16 (dtype TPRT_F16) or bf16 (TPRT_BF16) storage,
+ * accumulated in f32: each matrix is widened, multiplied by sgemm, and C is
+ * rounded back once. */
+TPRT_API void
+tprt_rt_gemm_narrow(tprt_rank_context *ctx, int32_t dtype, int32_t trans_a,
+                    int32_t trans_b, int64_t m, int64_t n, int64_t k,
+                    const void *a, int64_t lda, const void *b, int64_t ldb,
+                    void *c, int64_t ldc, int64_t batch0, int64_t batch1,
+                    int64_t stride_a0, int64_t stride_a1, int64_t stride_b0,
+                    int64_t stride_b1, int64_t stride_c0, int64_t stride_c1);
 /* This rank's position in its group over `axes`. */
 TPRT_API int64_t tprt_rt_axis_index(tprt_rank_context *ctx, int64_t axes);
 /* Packs an axis list the way the entry points above read it. */

@@ -1,9 +1,10 @@
 // RUN: tp-opt %s --tp-convert-gemm-to-blas --cse | FileCheck %s
 
-// Tests that f32 contractions become tprt_rt_sgemm calls with the right
+// Tests that f32 contractions become tprt_rt_sgemm calls (f16/bf16:
+// tprt_rt_gemm_narrow, accumulating in f32) with the right
 // transposes, sizes, leading dimensions and batch strides; that strided
-// inputs are copied; that strided outputs and other element types are left
-// to the loops.
+// inputs are copied; that strided outputs and integer types are left to the
+// loops.
 
 #a_t = affine_map<(m, n, k) -> (k, m)>
 #b = affine_map<(m, n, k) -> (k, n)>
@@ -76,18 +77,24 @@ func.func @attention_scores(%ctx: !llvm.ptr, %q: memref<2x8x4x16xf32>, %k: memre
 func.func @strided(%ctx: !llvm.ptr, %a: memref<16x512xf32, strided<[1024, 1]>>, %b: memref<512x128xf32>,
                    %c: memref<16x128xf32>, %cs: memref<16x128xf32, strided<[256, 1]>>,
                    %h: memref<16x512xf16>, %hb: memref<512x128xf16>, %hc: memref<16x128xf16>,
-                   %ac: memref<16x512xf32>) {
+                   %ac: memref<16x512xf32>,
+                   %i: memref<16x512xi32>, %ib: memref<512x128xi32>, %ic: memref<16x128xi32>) {
   // A strided: copied, multiplied, freed.
   // CHECK: %[[COPY:.*]] = memref.alloc() : memref<16x512xf32>
   // CHECK: memref.copy %{{.*}}, %[[COPY]]
   // CHECK: call @tprt_rt_sgemm
   // CHECK: memref.dealloc %[[COPY]]
   linalg.matmul ins(%a, %b : memref<16x512xf32, strided<[1024, 1]>>, memref<512x128xf32>) outs(%c : memref<16x128xf32>)
-  // Strided output, f16: loops.
+  // Strided output, integers: loops.
   // CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : memref<16x512xf32>, memref<512x128xf32>) outs(%{{.*}} : memref<16x128xf32, strided<[256, 1]>>)
   linalg.matmul ins(%ac, %b : memref<16x512xf32>, memref<512x128xf32>) outs(%cs : memref<16x128xf32, strided<[256, 1]>>)
-  // CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : memref<16x512xf16>, memref<512x128xf16>)
+  // CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : memref<16x512xi32>, memref<512x128xi32>)
+  linalg.matmul ins(%i, %ib : memref<16x512xi32>, memref<512x128xi32>) outs(%ic : memref<16x128xi32>)
+  // f16 storage: the narrow entry point with the dtype code (2), f32 inside.
+  // CHECK: %[[F16:.*]] = arith.constant 2 : i32
+  // CHECK: call @tprt_rt_gemm_narrow(%{{.*}}, %[[F16]],
   linalg.matmul ins(%h, %hb : memref<16x512xf16>, memref<512x128xf16>) outs(%hc : memref<16x128xf16>)
   return
 }
-// CHECK: func.func private @tprt_rt_sgemm(!llvm.ptr, i32, i32, i64, i64, i64, !llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr, i64, i64, i64, i64, i64, i64, i64, i64, i64)
+// CHECK-DAG: func.func private @tprt_rt_gemm_narrow(!llvm.ptr, i32, i32, i32,
+// CHECK-DAG: func.func private @tprt_rt_sgemm(!llvm.ptr, i32, i32, i64, i64, i64, !llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr, i64, i64, i64, i64, i64, i64, i64, i64, i64)
