@@ -76,6 +76,24 @@ def DecomposeAggregatesPass
                            "::mlir::math::MathDialect"];
 }
 
+def FuseElementwisePass : Pass<"tp-fuse-elementwise", "::mlir::ModuleOp"> {
+  let summary = "Fuses chains of elementwise linalg ops on tensors into single loops";
+  let description = [{
+    Part of `--tp-lower-to-cpu`, before bufferization: an elementwise
+    (all-parallel) producer with a single use is fused into its consumer
+    when the consumer is elementwise too, so that a bias add, a GELU and a
+    residual become one loop nest over memory instead of three, with no
+    intermediate buffers; LLVM vectorizes the fused loop. Contractions are
+    never fused into (they stay GEMMs for `tp-convert-gemm-to-blas`), and
+    reductions keep their own loops.
+
+    Example: `%h = linalg.generic {addf}(%mm, %bias)` followed by
+    `%g = linalg.generic {tanh-GELU}(%h)` becomes one `linalg.generic`
+    reading `%mm` and `%bias` and computing both bodies.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 def ConvertCollectivesToRuntimePass
     : Pass<"tp-convert-collectives-to-runtime", "::mlir::ModuleOp"> {
   let summary = "Buffer-form collectives become calls into the tprt runtime, with the rank context passed explicitly";
