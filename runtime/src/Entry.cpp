@@ -20,6 +20,8 @@ using namespace tprt;
 struct tprt_rank_context_s {
   tprt_communicator *comm;
   tprt_status error = nullptr;
+  int64_t gemmCalls = 0;
+  double gemmFlops = 0, gemmSeconds = 0;
 };
 
 namespace {
@@ -29,6 +31,16 @@ tprt_axes unpackAxes(int64_t packed) {
   for (int32_t i = 0; i < axes.count && i < TPRT_MAX_MESH_RANK; ++i)
     axes.axes[i] = static_cast<int32_t>((packed >> (4 * (i + 1))) & 0xf);
   return axes;
+}
+
+/// Counts a GEMM of `macs` multiply-adds started at `start`.
+void recordGemm(tprt_rank_context *ctx, Clock::time_point start, int64_t macs) {
+  if (!ctx)
+    return;
+  ctx->gemmCalls += 1;
+  ctx->gemmFlops += 2.0 * static_cast<double>(macs);
+  ctx->gemmSeconds +=
+      std::chrono::duration<double>(Clock::now() - start).count();
 }
 
 /// Runs `call` unless the rank already failed; keeps its failure.
@@ -57,6 +69,13 @@ tprt_status tprt_rank_context_take_status(tprt_rank_context *ctx) {
   tprt_status status = ctx->error;
   ctx->error = nullptr;
   return status;
+}
+
+void tprt_rank_context_gemm_stats(const tprt_rank_context *ctx, int64_t *calls,
+                                  double *flops, double *seconds) {
+  *calls = ctx->gemmCalls;
+  *flops = ctx->gemmFlops;
+  *seconds = ctx->gemmSeconds;
 }
 
 void tprt_rank_context_destroy(tprt_rank_context *ctx) {
@@ -222,6 +241,7 @@ void tprt_rt_sgemm(tprt_rank_context *ctx, int32_t trans_a, int32_t trans_b,
                    int64_t stride_c0, int64_t stride_c1) {
   if (ctx && ctx->error)
     return;
+  Clock::time_point start = Clock::now();
   for (int64_t i = 0; i < batch0; ++i)
     for (int64_t j = 0; j < batch1; ++j)
       cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
@@ -231,6 +251,7 @@ void tprt_rt_sgemm(tprt_rank_context *ctx, int32_t trans_a, int32_t trans_b,
                   b + i * stride_b0 + j * stride_b1, static_cast<int>(ldb),
                   1.0f, c + i * stride_c0 + j * stride_c1,
                   static_cast<int>(ldc));
+  recordGemm(ctx, start, batch0 * batch1 * m * n * k);
 }
 
 } // extern "C"
@@ -246,6 +267,7 @@ void tprt_rt_gemm_narrow(tprt_rank_context *ctx, int32_t dtype, int32_t trans_a,
                          int64_t stride_c0, int64_t stride_c1) {
   if (ctx && ctx->error)
     return;
+  Clock::time_point start = Clock::now();
   bool half = dtype == TPRT_F16;
   auto widen = [&](const void *src, int64_t rows, int64_t cols, int64_t ld) {
     // The stored matrix (rows x cols with row stride ld), densely in f32.
@@ -281,6 +303,7 @@ void tprt_rt_gemm_narrow(tprt_rank_context *ctx, int32_t dtype, int32_t trans_a,
           pc[r * ldc + q] =
               half ? floatToHalf(fc[r * n + q]) : floatToBf16(fc[r * n + q]);
     }
+  recordGemm(ctx, start, batch0 * batch1 * m * n * k);
 }
 
 } // extern "C"

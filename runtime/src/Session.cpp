@@ -31,6 +31,7 @@ struct tprt_session_s {
   tprt_session_options options;
   std::vector<tprt_comm_stats> stats;
   std::vector<double> seconds;
+  std::vector<tprt_rank_profile> profiles;
 };
 
 namespace {
@@ -151,6 +152,7 @@ tprt_status tprt_session_run(tprt_session *session, const tprt_program *program,
   std::vector<tprt_status> statuses(numRanks, nullptr);
   session->stats.assign(numRanks, {});
   session->seconds.assign(numRanks, 0);
+  session->profiles.assign(numRanks, {});
   std::vector<std::thread> threads;
   for (int64_t rank = 0; rank < numRanks; ++rank) {
     threads.emplace_back([&, rank] {
@@ -169,6 +171,11 @@ tprt_status tprt_session_run(tprt_session *session, const tprt_program *program,
           std::chrono::duration<double>(Clock::now() - start).count();
       statuses[rank] = tprt_rank_context_take_status(ctx);
       tprt_communicator_stats(comm, &session->stats[rank]);
+      tprt_rank_profile &profile = session->profiles[rank];
+      profile.total_seconds = session->seconds[rank];
+      profile.comm = session->stats[rank];
+      tprt_rank_context_gemm_stats(ctx, &profile.gemm_calls,
+                                   &profile.gemm_flops, &profile.gemm_seconds);
       tprt_rank_context_destroy(ctx);
     });
   }
@@ -207,6 +214,15 @@ tprt_status tprt_session_stats(const tprt_session *session, int64_t rank,
   *stats = session->stats[rank];
   if (seconds)
     *seconds = session->seconds[rank];
+  return nullptr;
+}
+
+tprt_status tprt_session_profile(const tprt_session *session, int64_t rank,
+                                 tprt_rank_profile *profile) {
+  if (rank < 0 || rank >= static_cast<int64_t>(session->profiles.size()))
+    return error(TPRT_INVALID_ARGUMENT, "no profile for rank ", rank,
+                 " (has the session run?)");
+  *profile = session->profiles[rank];
   return nullptr;
 }
 

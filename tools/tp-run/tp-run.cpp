@@ -397,35 +397,46 @@ int runOne(const Options &o, tprt_program *program, int32_t function,
                 "ranks' programs took %.3f ms together\n",
                 o.repeat, best * 1e3, bestCpu * 1e3);
   if (o.profile) {
-    tprt_comm_stats total{};
+    // Time by kind of op, summed over ranks: GEMMs (OpenBLAS), each kind of
+    // collective, and the rest of the compiled program (loops).
+    tprt_rank_profile total{};
     double busiest = 0;
     for (int64_t r = 0; r < result.numRanks; ++r) {
-      tprt_comm_stats s;
-      double seconds = 0;
-      if (tprt_status st = tprt_session_stats(result.session, r, &s, &seconds))
+      tprt_rank_profile p;
+      if (tprt_status st = tprt_session_profile(result.session, r, &p))
         failStatus("profile", st);
-      busiest = std::max(busiest, seconds);
+      busiest = std::max(busiest, p.total_seconds);
+      total.total_seconds += p.total_seconds;
+      total.gemm_calls += p.gemm_calls;
+      total.gemm_flops += p.gemm_flops;
+      total.gemm_seconds += p.gemm_seconds;
       for (int k = 0; k < TPRT_NUM_COLLECTIVE_KINDS; ++k) {
-        total.calls[k] += s.calls[k];
-        total.bytes[k] += s.bytes[k];
-        total.seconds[k] += s.seconds[k];
+        total.comm.calls[k] += p.comm.calls[k];
+        total.comm.bytes[k] += p.comm.bytes[k];
+        total.comm.seconds[k] += p.comm.seconds[k];
       }
     }
-    double inCollectives = 0;
-    std::cout << "profile (summed over ranks; bytes are each rank's input):\n";
+    std::cout << "profile (all ranks together; bytes are each rank's "
+                 "input to the collective):\n";
+    double accounted = total.gemm_seconds;
+    if (total.gemm_calls)
+      std::printf("  %-15s %6lld calls %9.3f GFLOP %10.3f ms\n", "gemm",
+                  static_cast<long long>(total.gemm_calls),
+                  total.gemm_flops / 1e9, total.gemm_seconds * 1e3);
     for (int k = 0; k < TPRT_NUM_COLLECTIVE_KINDS; ++k) {
-      if (!total.calls[k])
+      if (!total.comm.calls[k])
         continue;
-      inCollectives += total.seconds[k];
+      accounted += total.comm.seconds[k];
       std::printf(
           "  %-15s %6lld calls %12lld bytes %10.3f ms\n",
           tprt_collective_kind_name(static_cast<tprt_collective_kind>(k)),
-          static_cast<long long>(total.calls[k]),
-          static_cast<long long>(total.bytes[k]), total.seconds[k] * 1e3);
+          static_cast<long long>(total.comm.calls[k]),
+          static_cast<long long>(total.comm.bytes[k]),
+          total.comm.seconds[k] * 1e3);
     }
-    std::printf("  slowest rank %.3f ms; collectives %.3f ms of all ranks' "
-                "time together\n",
-                busiest * 1e3, inCollectives * 1e3);
+    std::printf("  %-15s %38.3f ms\n", "other ops",
+                std::max(0.0, total.total_seconds - accounted) * 1e3);
+    std::printf("  slowest rank %.3f ms\n", busiest * 1e3);
   }
 
   // 4. The unsharded reference.

@@ -422,6 +422,25 @@ TPRT_API tprt_status tprt_session_stats(const tprt_session *session,
                                         int64_t rank, tprt_comm_stats *stats,
                                         double *seconds);
 
+/* Where one rank's time went, by kind of op: GEMMs (the tprt_rt_sgemm and
+ * tprt_rt_gemm_narrow calls), each kind of collective (in `comm`), and the
+ * rest of the program (compiled loops: elementwise ops, reductions). */
+typedef struct tprt_rank_profile {
+  double total_seconds;
+  int64_t gemm_calls;
+  double gemm_flops;
+  double gemm_seconds;
+  tprt_comm_stats comm;
+} tprt_rank_profile;
+
+TPRT_API tprt_status tprt_session_profile(const tprt_session *session,
+                                          int64_t rank,
+                                          tprt_rank_profile *profile);
+/* What the rank context recorded of GEMMs so far. */
+TPRT_API void tprt_rank_context_gemm_stats(const tprt_rank_context *ctx,
+                                           int64_t *calls, double *flops,
+                                           double *seconds);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
