@@ -37,6 +37,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <malloc.h>
 #include <random>
 #include <spawn.h>
 #include <sstream>
@@ -495,6 +496,11 @@ int runOne(const Options &o, tprt_program *program, int32_t function,
 
 int main(int argc, char **argv) {
   Options o = parse(argc, argv);
+  // Compiled programs allocate their large intermediates on each call: keep
+  // freed memory in the heap instead of returning it to the kernel, so that
+  // repeated runs do not page-fault it in again.
+  mallopt(M_MMAP_THRESHOLD, 1 << 30);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
   // 1. The program.
   std::string temp;
   std::string library = o.model;

@@ -94,6 +94,22 @@ def FuseElementwisePass : Pass<"tp-fuse-elementwise", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def ApproximateMathPass : Pass<"tp-approximate-math", "::mlir::ModuleOp"> {
+  let summary = "Replaces transcendental math ops (tanh, exp, log, erf, ...) by polynomial approximations that vectorize";
+  let description = [{
+    Part of `--tp-lower-to-cpu`: upstream MLIR's polynomial approximations
+    (accurate to a few ulp in f32) instead of scalar libm calls, so that the
+    loops of GELU and softmax stay plain arithmetic that LLVM vectorizes.
+    The sharded program and its unsharded reference use the same
+    approximations.
+
+    Example: `%t = math.tanh %x : f32` becomes a clamp, a rational
+    polynomial of `%x` and a select, all `arith` ops.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 def ConvertCollectivesToRuntimePass
     : Pass<"tp-convert-collectives-to-runtime", "::mlir::ModuleOp"> {
   let summary = "Buffer-form collectives become calls into the tprt runtime, with the rank context passed explicitly";

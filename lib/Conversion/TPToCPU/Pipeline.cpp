@@ -26,6 +26,7 @@ void mlir::tp::buildLowerToCPUPipeline(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addPass(createDecomposeAggregatesPass());
   pm.addPass(createFuseElementwisePass());
+  pm.addPass(createApproximateMathPass());
   // Tensors -> buffers: identity layouts at function boundaries (the runtime
   // passes dense buffers), results as out-parameters, buffers freed.
   bufferization::OneShotBufferizePassOptions bufferize;
