@@ -117,6 +117,9 @@ int main(int argc, char **argv) {
   registerLLVMDialectTranslation(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
+  // Diagnostics name the location and the problem; the op dump that MLIR
+  // attaches by default would bury them (whole functions).
+  context.printOpOnDiagnostic(false);
 
   std::string error;
   auto input = openInputFile(inputFile, &error);
