@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tp/Conversion/Passes.h"
+#include "tp/Conversion/TPToCPU/RuntimeCalls.h"
 
 #include "tp/Dialect/TP/IR/TPOps.h"
 
@@ -71,12 +72,6 @@ public:
   LogicalResult run();
 
 private:
-  /// The private declaration of a runtime entry point, made once.
-  func::FuncOp declare(StringRef name, TypeRange inputs, TypeRange results);
-  /// A bare pointer to the data of `buffer`, which has an identity layout.
-  Value pointerTo(Location loc, Value buffer);
-  /// `buffer` itself when contiguous, else a contiguous copy.
-  Value contiguous(Location loc, Value buffer);
   Value i64(Location loc, int64_t v) {
     return arith::ConstantIntOp::create(b, loc, v, 64);
   }
@@ -92,44 +87,7 @@ private:
   ModuleOp module;
   OpBuilder b;
   SymbolTableCollection symbols;
-  llvm::StringMap<func::FuncOp> declarations;
 };
-
-func::FuncOp Lowering::declare(StringRef name, TypeRange inputs,
-                               TypeRange results) {
-  func::FuncOp &decl = declarations[name];
-  if (decl)
-    return decl;
-  if ((decl = module.lookupSymbol<func::FuncOp>(name)))
-    return decl;
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToEnd(module.getBody());
-  decl = func::FuncOp::create(b, module.getLoc(), name,
-                              b.getFunctionType(inputs, results));
-  decl.setPrivate();
-  return decl;
-}
-
-Value Lowering::pointerTo(Location loc, Value buffer) {
-  Value index = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
-  Value asInt = arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
-  return LLVM::IntToPtrOp::create(
-      b, loc, LLVM::LLVMPointerType::get(b.getContext()), asInt);
-}
-
-Value Lowering::contiguous(Location loc, Value buffer) {
-  auto type = cast<MemRefType>(buffer.getType());
-  if (type.getLayout().isIdentity())
-    return buffer;
-  SmallVector<Value> dynamicSizes;
-  for (int64_t d = 0; d < type.getRank(); ++d)
-    if (type.isDynamicDim(d))
-      dynamicSizes.push_back(memref::DimOp::create(b, loc, buffer, d));
-  auto flat = MemRefType::get(type.getShape(), type.getElementType());
-  Value copy = memref::AllocOp::create(b, loc, flat, dynamicSizes);
-  memref::CopyOp::create(b, loc, buffer, copy);
-  return copy;
-}
 
 Value Lowering::shapeOf(Location loc, Value buffer) {
   auto type = cast<MemRefType>(buffer.getType());
@@ -145,7 +103,7 @@ Value Lowering::shapeOf(Location loc, Value buffer) {
     Value index = arith::ConstantIndexOp::create(b, loc, d);
     memref::StoreOp::create(b, loc, size, array, index);
   }
-  return pointerTo(loc, array);
+  return bufferPointer(b, loc, array);
 }
 
 FailureOr<int64_t>
@@ -175,8 +133,8 @@ LogicalResult Lowering::lower(Operation *op, Value ctx) {
         packedAxes(op, index.getMeshAttr(), index.getAxes());
     if (failed(axes))
       return failure();
-    func::FuncOp decl =
-        declare("tprt_rt_axis_index", {ptr, i64Type}, {i64Type});
+    func::FuncOp decl = declareRuntimeFunction(module, "tprt_rt_axis_index",
+                                               {ptr, i64Type}, {i64Type});
     Value position =
         func::CallOp::create(b, loc, decl, ValueRange{ctx, i64(loc, *axes)})
             .getResult(0);
@@ -205,11 +163,12 @@ LogicalResult Lowering::lower(Operation *op, Value ctx) {
   if (failed(axes))
     return failure();
 
-  Value in = contiguous(loc, input);
-  Value out = contiguous(loc, output);
+  Value in = contiguousBuffer(b, loc, input);
+  Value out = contiguousBuffer(b, loc, output);
   // A strided destination: written through a contiguous buffer.
   bool copyBack = out != output;
-  SmallVector<Value> args = {ctx, pointerTo(loc, in), pointerTo(loc, out)};
+  SmallVector<Value> args = {ctx, bufferPointer(b, loc, in),
+                             bufferPointer(b, loc, out)};
   StringRef name;
   auto rankAndDim = [&](int64_t dim) {
     args.push_back(shapeOf(loc, in));
@@ -252,7 +211,8 @@ LogicalResult Lowering::lower(Operation *op, Value ctx) {
     return op->emitOpError() << "has no runtime lowering";
   }
   args.push_back(i64(loc, *axes));
-  func::FuncOp decl = declare(name, ValueRange(args).getTypes(), {});
+  func::FuncOp decl =
+      declareRuntimeFunction(module, name, ValueRange(args).getTypes(), {});
   func::CallOp::create(b, loc, decl, args);
   if (copyBack)
     memref::CopyOp::create(b, loc, out, output);

@@ -23,6 +23,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tp/Conversion/Passes.h"
+#include "tp/Conversion/TPToCPU/RuntimeCalls.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/AffineExpr.h"
@@ -193,25 +194,14 @@ struct ConvertGemmToBlasPass
     Type i64 = b.getI64Type(), i32 = b.getI32Type();
     // tprt_rt_sgemm, or tprt_rt_gemm_narrow (f16/bf16 storage, f32
     // accumulation), which takes the dtype code after the context.
-    llvm::StringMap<func::FuncOp> decls;
     auto declare = [&](bool narrow) {
-      StringRef name = narrow ? "tprt_rt_gemm_narrow" : "tprt_rt_sgemm";
-      func::FuncOp &decl = decls[name];
-      if (decl)
-        return decl;
-      if ((decl = module.lookupSymbol<func::FuncOp>(name)))
-        return decl;
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToEnd(module.getBody());
       SmallVector<Type> inputs = {ptr, i32, i32, i64, i64, i64, ptr,
                                   i64, ptr, i64, ptr, i64, i64, i64,
                                   i64, i64, i64, i64, i64, i64};
       if (narrow)
         inputs.insert(inputs.begin() + 1, i32);
-      decl = func::FuncOp::create(b, module.getLoc(), name,
-                                  b.getFunctionType(inputs, {}));
-      decl.setPrivate();
-      return decl;
+      return declareRuntimeFunction(
+          module, narrow ? "tprt_rt_gemm_narrow" : "tprt_rt_sgemm", inputs, {});
     };
 
     for (auto func : module.getOps<func::FuncOp>()) {
@@ -219,38 +209,22 @@ struct ConvertGemmToBlasPass
           !isa<LLVM::LLVMPointerType>(func.getArgument(0).getType()))
         continue;
       Value rankContext = func.getArgument(0);
-      SmallVector<linalg::LinalgOp> gemms;
+      SmallVector<std::pair<linalg::LinalgOp, Gemm>> gemms;
       func.walk([&](linalg::LinalgOp op) {
-        if (match(op))
-          gemms.push_back(op);
+        if (std::optional<Gemm> gemm = match(op))
+          gemms.push_back({op, *gemm});
       });
-      for (linalg::LinalgOp op : gemms) {
+      for (auto &[op, g] : gemms) {
         Value c = op.getDpsInits()[0];
         if (!cast<MemRefType>(c.getType()).getLayout().isIdentity())
           continue; // strided output: loops
-        Gemm g = *match(op);
         Location loc = op.getLoc();
         b.setInsertionPoint(op);
-        auto contiguous = [&](Value v) -> Value {
-          auto type = cast<MemRefType>(v.getType());
-          if (type.getLayout().isIdentity())
-            return v;
-          Value copy = memref::AllocOp::create(
-              b, loc, MemRefType::get(type.getShape(), type.getElementType()));
-          memref::CopyOp::create(b, loc, v, copy);
-          return copy;
-        };
-        Value a = contiguous(op.getDpsInputs()[0]);
-        Value bm = contiguous(op.getDpsInputs()[1]);
+        Value a = contiguousBuffer(b, loc, op.getDpsInputs()[0]);
+        Value bm = contiguousBuffer(b, loc, op.getDpsInputs()[1]);
         auto constant = [&](int64_t v, Type t) -> Value {
           return arith::ConstantIntOp::create(b, loc, v,
                                               cast<IntegerType>(t).getWidth());
-        };
-        auto pointer = [&](Value v) -> Value {
-          Value index =
-              memref::ExtractAlignedPointerAsIndexOp::create(b, loc, v);
-          Value asInt = arith::IndexCastOp::create(b, loc, i64, index);
-          return LLVM::IntToPtrOp::create(b, loc, ptr, asInt);
         };
         auto batchSize = [&](unsigned i) -> int64_t {
           return i < g.batchSizes.size() ? g.batchSizes[i] : 1;
@@ -264,11 +238,11 @@ struct ConvertGemmToBlasPass
                                    constant(g.m, i64),
                                    constant(g.n, i64),
                                    constant(g.k, i64),
-                                   pointer(a),
+                                   bufferPointer(b, loc, a),
                                    constant(g.a.rowStride, i64),
-                                   pointer(bm),
+                                   bufferPointer(b, loc, bm),
                                    constant(g.b.rowStride, i64),
-                                   pointer(c),
+                                   bufferPointer(b, loc, c),
                                    constant(g.c.rowStride, i64),
                                    constant(batchSize(0), i64),
                                    constant(batchSize(1), i64),
