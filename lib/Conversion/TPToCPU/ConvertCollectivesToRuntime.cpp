@@ -238,36 +238,16 @@ LogicalResult Lowering::run() {
       return failure();
     withContext.insert(func.getName());
   }
-  WalkResult calls = module.walk([&](func::CallOp call) {
-    if (!withContext.contains(call.getCallee()))
-      return WalkResult::advance();
-    auto caller = call->getParentOfType<func::FuncOp>();
-    call->insertOperands(0, caller.getArgument(0));
-    return WalkResult::advance();
+  module.walk([&](func::CallOp call) {
+    if (withContext.contains(call.getCallee()))
+      call->insertOperands(
+          0, call->getParentOfType<func::FuncOp>().getArgument(0));
   });
-  (void)calls;
   // Shardings were recorded in the manifest; past this point they would
   // describe pointers.
-  auto isTPAttr = [](NamedAttribute attr) {
-    return attr.getName().getValue().starts_with("tp.");
-  };
-  for (func::FuncOp func : functions) {
-    for (unsigned i = 0; i < func.getNumArguments(); ++i)
-      for (NamedAttribute attr :
-           llvm::to_vector(cast<FunctionOpInterface>(*func).getArgAttrs(i)))
-        if (isTPAttr(attr))
-          func.removeArgAttr(i, attr.getName());
-    for (unsigned i = 0; i < func.getNumResults(); ++i)
-      for (NamedAttribute attr :
-           llvm::to_vector(cast<FunctionOpInterface>(*func).getResultAttrs(i)))
-        if (isTPAttr(attr))
-          func.removeResultAttr(i, attr.getName());
-    func.walk([&](Operation *op) {
-      for (NamedAttribute attr : llvm::to_vector(op->getDiscardableAttrs()))
-        if (isTPAttr(attr))
-          op->removeDiscardableAttr(attr.getName());
-    });
-  }
+  for (func::FuncOp func : functions)
+    removeDiscardableAttrs(
+        func, [](StringRef name) { return name.starts_with("tp."); });
   // 2. The collectives.
   for (func::FuncOp func : functions) {
     Value ctx = func.getArgument(0);

@@ -131,27 +131,11 @@ struct RecordManifestPass
                     StringAttr::get(module.getContext(), text));
     // The shardings live on in the manifest; left on the ops, lowering would
     // copy them onto ops they do not describe (scalar ops in linalg bodies).
-    auto isSharding = [](NamedAttribute attr) {
-      StringRef name = attr.getName().getValue();
+    removeDiscardableAttrs(module, [](StringRef name) {
       return name == TPDialect::kShardingAttrName ||
              name == TPDialect::kShardingsAttrName ||
              name == TPDialect::kOriginAttrName ||
              name == TPDialect::kOriginsAttrName;
-    };
-    module.walk([&](Operation *op) {
-      for (NamedAttribute attr : llvm::to_vector(op->getDiscardableAttrs()))
-        if (isSharding(attr))
-          op->removeDiscardableAttr(attr.getName());
-      if (auto func = dyn_cast<FunctionOpInterface>(op)) {
-        for (unsigned i = 0; i < func.getNumArguments(); ++i)
-          for (NamedAttribute attr : llvm::to_vector(func.getArgAttrs(i)))
-            if (isSharding(attr))
-              func.removeArgAttr(i, attr.getName());
-        for (unsigned i = 0; i < func.getNumResults(); ++i)
-          for (NamedAttribute attr : llvm::to_vector(func.getResultAttrs(i)))
-            if (isSharding(attr))
-              func.removeResultAttr(i, attr.getName());
-      }
     });
   }
 };

@@ -638,5 +638,25 @@ LogicalResult AxisIndexOp::verifySymbolUses(SymbolTableCollection &symbols) {
   return verifyCollectiveMesh(*this, getMeshAttr(), getAxes(), symbols);
 }
 
+void mlir::tp::removeDiscardableAttrs(Operation *root,
+                                      function_ref<bool(StringRef)> drop) {
+  root->walk([&](Operation *op) {
+    for (NamedAttribute attr : llvm::to_vector(op->getDiscardableAttrs()))
+      if (drop(attr.getName().getValue()))
+        op->removeDiscardableAttr(attr.getName());
+    auto func = dyn_cast<FunctionOpInterface>(op);
+    if (!func)
+      return;
+    for (unsigned i = 0; i < func.getNumArguments(); ++i)
+      for (NamedAttribute attr : llvm::to_vector(func.getArgAttrs(i)))
+        if (drop(attr.getName().getValue()))
+          func.removeArgAttr(i, attr.getName());
+    for (unsigned i = 0; i < func.getNumResults(); ++i)
+      for (NamedAttribute attr : llvm::to_vector(func.getResultAttrs(i)))
+        if (drop(attr.getName().getValue()))
+          func.removeResultAttr(i, attr.getName());
+  });
+}
+
 #define GET_OP_CLASSES
 #include "tp/Dialect/TP/IR/TPOps.cpp.inc"

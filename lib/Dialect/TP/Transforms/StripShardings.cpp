@@ -25,9 +25,7 @@ using namespace mlir::tp;
 
 namespace {
 
-bool isTPAttr(NamedAttribute attr) {
-  return attr.getName().getValue().starts_with("tp.");
-}
+bool isTPAttr(StringRef name) { return name.starts_with("tp."); }
 
 struct StripShardingsPass
     : public tp::impl::StripShardingsPassBase<StripShardingsPass> {
@@ -44,20 +42,8 @@ struct StripShardingsPass
     module.walk([&](Operation *op) {
       if (isa<AnnotateOp, ReshardOp>(op))
         constraints.push_back(op);
-      for (NamedAttribute attr : llvm::to_vector(op->getDiscardableAttrs()))
-        if (isTPAttr(attr))
-          op->removeDiscardableAttr(attr.getName());
-      if (auto func = dyn_cast<FunctionOpInterface>(op)) {
-        for (unsigned i = 0; i < func.getNumArguments(); ++i)
-          for (NamedAttribute attr : llvm::to_vector(func.getArgAttrs(i)))
-            if (isTPAttr(attr))
-              func.removeArgAttr(i, attr.getName());
-        for (unsigned i = 0; i < func.getNumResults(); ++i)
-          for (NamedAttribute attr : llvm::to_vector(func.getResultAttrs(i)))
-            if (isTPAttr(attr))
-              func.removeResultAttr(i, attr.getName());
-      }
     });
+    removeDiscardableAttrs(module, isTPAttr);
     for (Operation *op : constraints) {
       op->getResult(0).replaceAllUsesWith(op->getOperand(0));
       op->erase();

@@ -53,6 +53,12 @@ verifyShardingFor(ShardingAttr sharding, Type type, Operation *anchor,
 /// any other op.
 ShardingAttr getOwnSharding(Operation *op);
 
+/// Removes the discardable attributes whose names `drop` accepts from every
+/// op under `root` (itself included) and from the arguments and results of
+/// every function there.
+void removeDiscardableAttrs(Operation *root,
+                            function_ref<bool(StringRef)> drop);
+
 /// `file:line:col` for a file location, the printed location otherwise.
 std::string formatLocation(Location loc);
 
