@@ -113,6 +113,22 @@ struct ValueState {
   StringRef origin;
 };
 
+/// Appends `s` to a lookup key: axis names come from uniqued StringAttrs, so
+/// their data pointers identify them; each dimension's axes end with
+/// `kKeyDimEnd`, the partial axes with null.
+const char kKeyMarkers[4] = {};
+const void *const kKeyDimEnd = &kKeyMarkers[0];
+void appendKey(const Sharding &s, SmallVectorImpl<const void *> &key) {
+  for (const AxisList &axes : s.dims) {
+    for (StringRef a : axes)
+      key.push_back(a.data());
+    key.push_back(kKeyDimEnd);
+  }
+  for (StringRef a : s.partial)
+    key.push_back(a.data());
+  key.push_back(nullptr);
+}
+
 bool isTensor(Value v) { return isa<RankedTensorType>(v.getType()); }
 
 /// Values that carry no data worth moving: tensor.empty, a fill of one, a
@@ -195,6 +211,12 @@ private:
   /// The rule of `op`, computed once; null when it has none.
   const ShardingRule *ruleOf(Operation *op);
   StringRef save(const Twine &text) { return saver.save(text); }
+  /// A copy of `key` that lives as long as the propagator (map keys).
+  ArrayRef<const void *> persist(ArrayRef<const void *> key) {
+    const void **stored = allocator.Allocate<const void *>(key.size());
+    llvm::copy(key, stored);
+    return ArrayRef<const void *>(stored, key.size());
+  }
   void enqueueNeighbours(Value v);
 
   Value reshardTo(Value v, const Sharding &target);
@@ -405,9 +427,8 @@ FunctionPropagator::decide(Operation *op, const ShardingRule &rule,
                            bool final) {
   // A decision depends on the rule (which fixes the types) and on what each
   // tensor has now; only the origins of the chosen axes are per op.
-  static const char kMarkers[4] = {};
-  const void *kNoTensor = &kMarkers[0], *kRematerializable = &kMarkers[1],
-             *kUnknown = &kMarkers[2], *kDimEnd = &kMarkers[3];
+  const void *kNoTensor = &kKeyMarkers[1], *kRematerializable = &kKeyMarkers[2],
+             *kUnknown = &kKeyMarkers[3];
   SmallVector<const void *, 32> key;
   key.push_back(&rule);
   auto addKey = [&](Value v, bool isResult) {
@@ -424,14 +445,7 @@ FunctionPropagator::decide(Operation *op, const ShardingRule &rule,
       key.push_back(kUnknown);
       return;
     }
-    for (const AxisList &axes : s->dims) {
-      for (StringRef a : axes)
-        key.push_back(a.data());
-      key.push_back(kDimEnd);
-    }
-    for (StringRef a : s->partial)
-      key.push_back(a.data());
-    key.push_back(nullptr);
+    appendKey(*s, key);
   };
   for (Value v : op->getOperands())
     addKey(v, false);
@@ -440,10 +454,8 @@ FunctionPropagator::decide(Operation *op, const ShardingRule &rule,
   auto it = outcomeIndex.find(ArrayRef<const void *>(key));
   if (it != outcomeIndex.end())
     return *it->second;
-  const void **stored = allocator.Allocate<const void *>(key.size());
-  llvm::copy(key, stored);
   outcomes.push_back(makeOutcome(op, rule, decideNew(op, rule, final)));
-  outcomeIndex[ArrayRef<const void *>(stored, key.size())] = &outcomes.back();
+  outcomeIndex[persist(key)] = &outcomes.back();
   return outcomes.back();
 }
 
@@ -1081,24 +1093,13 @@ void FunctionPropagator::write() {
 }
 
 ShardingAttr FunctionPropagator::attrOf(const Sharding &s) {
-  // Axis names all come from uniqued StringAttrs: their data pointers
-  // identify them. Null separates dimensions; the partial list comes last.
   SmallVector<const void *, 16> key;
-  for (const AxisList &axes : s.dims) {
-    for (StringRef a : axes)
-      key.push_back(a.data());
-    key.push_back(nullptr);
-  }
-  key.push_back(&attrs); // marks the partial list
-  for (StringRef a : s.partial)
-    key.push_back(a.data());
+  appendKey(s, key);
   auto it = attrs.find(ArrayRef<const void *>(key));
   if (it != attrs.end())
     return it->second;
-  const void **stored = allocator.Allocate<const void *>(key.size());
-  llvm::copy(key, stored);
   ShardingAttr attr = s.toAttr(func->getContext(), meshRef);
-  attrs[ArrayRef<const void *>(stored, key.size())] = attr;
+  attrs[persist(key)] = attr;
   return attr;
 }
 
