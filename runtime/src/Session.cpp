@@ -76,7 +76,8 @@ tprt_status tprt_session_create(const tprt_mesh *mesh,
                                 tprt_session **session) {
   if (tprt_status status = tprt_mesh_check(mesh))
     return status;
-  auto *created = new tprt_session_s{*mesh, {}, {}, {}};
+  auto *created = new tprt_session_s();
+  created->mesh = *mesh;
   if (options)
     created->options = *options;
   *session = created;

@@ -46,6 +46,11 @@ const char *tprt_dtype_name(tprt_dtype dtype) {
   return "?";
 }
 
+float tprt_f16_to_f32(uint16_t value) { return halfToFloat(value); }
+uint16_t tprt_f32_to_f16(float value) { return floatToHalf(value); }
+float tprt_bf16_to_f32(uint16_t value) { return bf16ToFloat(value); }
+uint16_t tprt_f32_to_bf16(float value) { return floatToBf16(value); }
+
 } // extern "C"
 
 float tprt::halfToFloat(uint16_t h) {

@@ -37,6 +37,21 @@ TEST(TypesTest, SizesAndNames) {
                "reduce_scatter");
 }
 
+TEST(TypesTest, HalfAndBfloat16Conversions) {
+  // Exact values round-trip; others round to nearest even.
+  for (float v : {0.0f, 1.0f, -2.5f, 0.25f, 65504.0f}) {
+    EXPECT_EQ(tprt_f16_to_f32(tprt_f32_to_f16(v)), v);
+    EXPECT_EQ(tprt_bf16_to_f32(tprt_f32_to_bf16(v == 65504.0f ? 65536.0f : v)),
+              v == 65504.0f ? 65536.0f : v);
+  }
+  EXPECT_EQ(tprt_f32_to_f16(1.0f), 0x3c00);
+  EXPECT_EQ(tprt_f32_to_bf16(1.0f), 0x3f80);
+  // 1 + 2^-11 is halfway between two halves: ties to the even one, 1.0.
+  EXPECT_EQ(tprt_f32_to_f16(1.0f + 1.0f / 2048), 0x3c00);
+  EXPECT_EQ(tprt_f16_to_f32(0x0001), 1.0f / (1 << 24)); // smallest subnormal
+  EXPECT_EQ(tprt_f32_to_f16(1e6f), 0x7c00);             // overflow: infinity
+}
+
 TEST(MeshTest, ChecksItsShape) {
   tprt_mesh ok = {3, {2, 2, 2}};
   EXPECT_EQ(tprt_mesh_check(&ok), nullptr);

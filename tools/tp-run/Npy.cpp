@@ -162,10 +162,9 @@ bool tprun::writeNpy(const std::string &path, const Array &array,
     // Widen to f32: bf16 is the top half of an f32.
     data.assign(static_cast<size_t>(array.numElements()) * 4, 0);
     for (int64_t i = 0; i < array.numElements(); ++i) {
-      uint32_t bits = static_cast<uint32_t>(reinterpret_cast<const uint16_t *>(
-                          array.bytes.data())[i])
-                      << 16;
-      std::memcpy(&data[i * 4], &bits, 4);
+      float f = tprt_bf16_to_f32(
+          reinterpret_cast<const uint16_t *>(array.bytes.data())[i]);
+      std::memcpy(&data[i * 4], &f, 4);
     }
   }
   std::string shape;

@@ -206,21 +206,10 @@ double at(const Array &a, int64_t i) {
     return reinterpret_cast<const int32_t *>(p)[i];
   case TPRT_I64:
     return static_cast<double>(reinterpret_cast<const int64_t *>(p)[i]);
-  case TPRT_BF16: {
-    uint32_t bits =
-        static_cast<uint32_t>(reinterpret_cast<const uint16_t *>(p)[i]) << 16;
-    float f;
-    std::memcpy(&f, &bits, 4);
-    return f;
-  }
-  case TPRT_F16: {
-    uint16_t h = reinterpret_cast<const uint16_t *>(p)[i];
-    int e = (h >> 10) & 0x1f, m = h & 0x3ff;
-    double v = e == 0    ? std::ldexp(m, -24)
-               : e == 31 ? INFINITY
-                         : std::ldexp(1024 + m, e - 25);
-    return (h & 0x8000) ? -v : v;
-  }
+  case TPRT_BF16:
+    return tprt_bf16_to_f32(reinterpret_cast<const uint16_t *>(p)[i]);
+  case TPRT_F16:
+    return tprt_f16_to_f32(reinterpret_cast<const uint16_t *>(p)[i]);
   }
   return 0;
 }
@@ -252,25 +241,8 @@ Array randomArray(const tprt_tensor_info &info, std::mt19937_64 &rng) {
     case TPRT_F16: {
       // Multiples of 1/64 in [-1, 1): exact in both formats.
       float f = std::floor(real(rng) * 64.0f) / 64.0f;
-      uint16_t bits;
-      if (info.dtype == TPRT_BF16) {
-        uint32_t b32;
-        std::memcpy(&b32, &f, 4);
-        bits = static_cast<uint16_t>(b32 >> 16);
-      } else {
-        int n = static_cast<int>(f * 64.0f);
-        bits = n == 0 ? 0 : 0;
-        if (n != 0) {
-          int magnitude = std::abs(n), e = 0;
-          while ((2 << e) <= magnitude)
-            ++e;
-          // value = magnitude * 2^-6 = (1 + frac) * 2^(e - 6)
-          bits = static_cast<uint16_t>(((e - 6 + 15) << 10) |
-                                       ((magnitude - (1 << e)) << (10 - e)));
-          if (n < 0)
-            bits |= 0x8000;
-        }
-      }
+      uint16_t bits =
+          info.dtype == TPRT_BF16 ? tprt_f32_to_bf16(f) : tprt_f32_to_f16(f);
       reinterpret_cast<uint16_t *>(p)[i] = bits;
       break;
     }

@@ -94,6 +94,12 @@ TPRT_API size_t tprt_dtype_size(tprt_dtype dtype);
 /* "f32", "bf16", ...; "?" for an unknown dtype. */
 TPRT_API const char *tprt_dtype_name(tprt_dtype dtype);
 
+/* IEEE half and bfloat16 to and from f32 (round to nearest even). */
+TPRT_API float tprt_f16_to_f32(uint16_t value);
+TPRT_API uint16_t tprt_f32_to_f16(float value);
+TPRT_API float tprt_bf16_to_f32(uint16_t value);
+TPRT_API uint16_t tprt_f32_to_bf16(float value);
+
 typedef enum tprt_reduction {
   TPRT_SUM = 0,
   TPRT_MAX = 1,
