@@ -42,8 +42,8 @@ int main(int argc, char **argv) {
   }
 
   tprt_mesh mesh = {1, {ranks}};
-  tprt_local_world *world = nullptr;
-  if (tprt_status s = tprt_local_world_create(&mesh, nullptr, &world)) {
+  tprt_world *world = nullptr;
+  if (tprt_status s = tprt_world_create(&mesh, nullptr, &world)) {
     std::fprintf(stderr, "tprt-bench: %s\n", tprt_status_message(s));
     return 2;
   }
@@ -55,7 +55,7 @@ int main(int argc, char **argv) {
   for (int64_t r = 0; r < ranks; ++r)
     threads.emplace_back([&, r] {
       tprt_communicator *comm = nullptr;
-      tprt_status_free(tprt_local_world_communicator(world, r, &comm));
+      tprt_status_free(tprt_world_communicator(world, r, &comm));
       for (int i = 0; i < iterations; ++i) {
         tprt_status_free(tprt_barrier(comm, &axes));
         auto start = Clock::now();
@@ -69,7 +69,7 @@ int main(int argc, char **argv) {
     });
   for (std::thread &t : threads)
     t.join();
-  tprt_local_world_destroy(world);
+  tprt_world_destroy(world);
   double reduce = *std::max_element(rankBest.begin(), rankBest.end());
   bool correct = out[0][0] == static_cast<float>(ranks);
   std::printf("all_reduce f32 sum, %lld ranks, %.1f MB per rank: %.3f ms, "

@@ -17,7 +17,9 @@
 
 using namespace tprt;
 
+/// Compiled code reads `rt` at offset 0 (tprt.h); it must stay first.
 struct tprt_rank_context_s {
+  const tprt_rt_table *rt;
   tprt_communicator *comm;
   tprt_status error = nullptr;
   int64_t gemmCalls = 0;
@@ -43,14 +45,23 @@ void recordGemm(tprt_rank_context *ctx, Clock::time_point start, int64_t macs) {
       std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+/// Keeps the rank's first failure and aborts the other ranks; a later one
+/// is dropped.
+void fail(tprt_rank_context *ctx, tprt_status status) {
+  if (ctx->error) {
+    tprt_status_free(status);
+    return;
+  }
+  ctx->error = status;
+  ctx->comm->abort(status);
+}
+
 /// Runs `call` unless the rank already failed; keeps its failure.
 template <typename Call> void guarded(tprt_rank_context *ctx, Call call) {
   if (ctx->error)
     return;
-  if (tprt_status status = call()) {
-    ctx->error = status;
-    ctx->comm->abort(status);
-  }
+  if (tprt_status status = call())
+    fail(ctx, status);
 }
 
 } // namespace
@@ -61,7 +72,7 @@ tprt_status tprt_rank_context_create(tprt_communicator *comm,
                                      tprt_rank_context **ctx) {
   if (!comm)
     return error(TPRT_INVALID_ARGUMENT, "rank context: communicator is null");
-  *ctx = new tprt_rank_context_s{comm};
+  *ctx = new tprt_rank_context_s{tprt_rt_functions(), comm};
   return nullptr;
 }
 
@@ -164,6 +175,10 @@ void tprt_rt_all_slice(tprt_rank_context *ctx, const void *in, void *out,
 
 int64_t tprt_rt_axis_index(tprt_rank_context *ctx, int64_t axes) {
   tprt_axes list = unpackAxes(axes);
+  if (tprt_status status = tprt_axes_check(&ctx->comm->mesh(), &list)) {
+    fail(ctx, status);
+    return 0;
+  }
   return tprt_group_position(&ctx->comm->mesh(), &list, ctx->comm->rank());
 }
 
@@ -304,6 +319,19 @@ void tprt_rt_gemm_narrow(tprt_rank_context *ctx, int32_t dtype, int32_t trans_a,
               half ? floatToHalf(fc[r * n + q]) : floatToBf16(fc[r * n + q]);
     }
   recordGemm(ctx, start, batch0 * batch1 * m * n * k);
+}
+
+} // extern "C"
+
+extern "C" {
+
+const tprt_rt_table *tprt_rt_functions(void) {
+  static const tprt_rt_table table = {
+      TPRT_RT_ABI_VERSION,    tprt_rt_all_reduce, tprt_rt_all_gather,
+      tprt_rt_reduce_scatter, tprt_rt_all_to_all, tprt_rt_all_slice,
+      tprt_rt_axis_index,     tprt_rt_sgemm,      tprt_rt_gemm_narrow,
+  };
+  return &table;
 }
 
 } // extern "C"

@@ -98,4 +98,41 @@ struct tprt_communicator_s {
   tprt_comm_stats stats = {};
 };
 
+/// The ranks of one mesh that live in this process, connected by one
+/// communicator backend; backends derive from it.
+struct tprt_world_s {
+  virtual ~tprt_world_s() = default;
+  virtual const char *backend() const = 0;
+  virtual const tprt_mesh &mesh() const = 0;
+  /// The mesh's ranks that this process drives, ascending.
+  virtual const std::vector<int64_t> &localRanks() const = 0;
+  /// The communicator of `rank`, one of localRanks().
+  virtual tprt_communicator *communicator(int64_t rank) = 0;
+};
+
+namespace tprt {
+
+/// Makes a world of a checked mesh; `timeout` is how long a rank waits for
+/// its group.
+using WorldFactory = tprt_status (*)(const tprt_mesh &mesh,
+                                     std::chrono::milliseconds timeout,
+                                     tprt_world **world);
+
+/// A communicator backend this build has.
+struct Backend {
+  const char *name;
+  const char *description;
+  WorldFactory create;
+};
+
+/// The registry: every backend of this build, `local` first.
+const std::vector<Backend> &backends();
+
+/// The `local` backend: every rank a thread of this process.
+tprt_status createLocalWorld(const tprt_mesh &mesh,
+                             std::chrono::milliseconds timeout,
+                             tprt_world **world);
+
+} // namespace tprt
+
 #endif // TPRT_SRC_INTERNAL_H

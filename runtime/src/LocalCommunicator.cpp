@@ -100,10 +100,14 @@ struct Rendezvous {
 
 class LocalCommunicator;
 
-} // namespace
+struct LocalWorld final : tprt_world_s {
+  const char *backend() const override { return "local"; }
+  const tprt_mesh &mesh() const override { return meshShape; }
+  const std::vector<int64_t> &localRanks() const override { return allRanks; }
+  tprt_communicator *communicator(int64_t rank) override;
 
-struct tprt_local_world_s {
-  tprt_mesh mesh;
+  tprt_mesh meshShape;
+  std::vector<int64_t> allRanks;
   std::chrono::milliseconds timeout;
   std::vector<std::unique_ptr<LocalCommunicator>> ranks;
 
@@ -119,7 +123,7 @@ struct tprt_local_world_s {
 
   /// The rendezvous of `device`'s group over `axes`.
   Rendezvous &group(const tprt_axes &axes, int64_t device) {
-    std::vector<int64_t> members = groupMembers(mesh, axes, device);
+    std::vector<int64_t> members = groupMembers(meshShape, axes, device);
     std::pair<std::vector<int32_t>, int64_t> key(
         std::vector<int32_t>(axes.axes, axes.axes + axes.count), members[0]);
     std::lock_guard<std::mutex> lock(groupsMutex);
@@ -189,15 +193,13 @@ struct tprt_local_world_s {
   }
 };
 
-namespace {
-
 class LocalCommunicator final : public tprt_communicator_s {
 public:
-  LocalCommunicator(tprt_local_world *world, int64_t rank)
+  LocalCommunicator(LocalWorld *world, int64_t rank)
       : world(*world), myRank(rank) {}
 
   int64_t rank() const override { return myRank; }
-  const tprt_mesh &mesh() const override { return world.mesh; }
+  const tprt_mesh &mesh() const override { return world.meshShape; }
   const char *backend() const override { return "local"; }
 
   tprt_status allReduce(const void *in, void *out, int64_t count,
@@ -356,7 +358,7 @@ private:
     if (world.aborted.load())
       return world.abortedStatus(myRank);
     Rendezvous &rv = world.group(axes, myRank);
-    int64_t position = tprt_group_position(&world.mesh, &axes, myRank);
+    int64_t position = tprt_group_position(&world.meshShape, &axes, myRank);
     rv.slots[position] = {in, out, call, myRank};
     if (tprt_status status = world.wait(rv, myRank, call, axes))
       return status;
@@ -376,52 +378,28 @@ private:
     return world.wait(rv, myRank, call, axes);
   }
 
-  tprt_local_world &world;
+  LocalWorld &world;
   int64_t myRank;
 };
 
-std::chrono::milliseconds defaultTimeout() {
-  if (const char *env = std::getenv("TPRT_TIMEOUT_MS")) {
-    long long ms = std::atoll(env);
-    if (ms > 0)
-      return std::chrono::milliseconds(ms);
-  }
-  return std::chrono::milliseconds(60000);
+tprt_communicator *LocalWorld::communicator(int64_t rank) {
+  return ranks[static_cast<size_t>(rank)].get();
 }
 
 } // namespace
 
-extern "C" {
-
-tprt_status tprt_local_world_create(const tprt_mesh *mesh,
-                                    const tprt_local_options *options,
-                                    tprt_local_world **world) {
-  if (tprt_status status = tprt_mesh_check(mesh))
-    return status;
-  auto created = std::make_unique<tprt_local_world_s>();
-  created->mesh = *mesh;
-  created->timeout = options && options->timeout_ms > 0
-                         ? std::chrono::milliseconds(options->timeout_ms)
-                         : defaultTimeout();
-  int64_t n = tprt_mesh_num_devices(mesh);
-  for (int64_t rank = 0; rank < n; ++rank)
+tprt_status tprt::createLocalWorld(const tprt_mesh &mesh,
+                                   std::chrono::milliseconds timeout,
+                                   tprt_world **world) {
+  auto created = std::make_unique<LocalWorld>();
+  created->meshShape = mesh;
+  created->timeout = timeout;
+  int64_t n = tprt_mesh_num_devices(&mesh);
+  for (int64_t rank = 0; rank < n; ++rank) {
+    created->allRanks.push_back(rank);
     created->ranks.push_back(
         std::make_unique<LocalCommunicator>(created.get(), rank));
+  }
   *world = created.release();
   return nullptr;
 }
-
-tprt_status tprt_local_world_communicator(tprt_local_world *world, int64_t rank,
-                                          tprt_communicator **comm) {
-  if (!world)
-    return error(TPRT_INVALID_ARGUMENT, "world is null");
-  if (rank < 0 || rank >= static_cast<int64_t>(world->ranks.size()))
-    return error(TPRT_INVALID_ARGUMENT, "rank ", rank, " is not in a world of ",
-                 world->ranks.size(), " ranks");
-  *comm = world->ranks[static_cast<size_t>(rank)].get();
-  return nullptr;
-}
-
-void tprt_local_world_destroy(tprt_local_world *world) { delete world; }
-
-} // extern "C"

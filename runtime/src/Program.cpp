@@ -7,24 +7,128 @@
 // A program library (tp-compile) exports `tprt_manifest`, a text whose
 // format is fixed by tp-record-manifest:
 //
-//   tprt-manifest 1
+//   tprt-manifest 2
+//   abi <TPRT_RT_ABI_VERSION the program was compiled for>
 //   func <name> <#args> <#results>
-//   mesh <name> <rank> <axis>=<size>...        (or `mesh - 0`: one device)
+//   mesh <name> <rank> <axis> <size> ...       (or `mesh - 0`: one device)
 //   arg <i> <dtype> <rank> <sizes...> s=<d0>/<d1>/...|<partial>
 //   result <i> ...
 //   end
 //
-// and `tprt_entry_<name>(ctx, buffers)` per function.
+// Names are double-quoted strings with backslash escapes (\" \\ \xHH), so
+// that any MLIR symbol or axis name survives. `tprt_entry_<name>(ctx,
+// buffers)` per function. The whole manifest is validated before anything
+// runs: every line, every count, every sharding (arguments and results)
+// against its mesh, and the `end` of every function.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Program.h"
 
+#include <cctype>
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
 #include <dlfcn.h>
+#include <set>
 
 using namespace tprt;
 
 namespace {
+
+/// At most this many functions, arguments or results, and devices per mesh:
+/// far beyond any real program, small enough that nothing sized by them can
+/// exhaust memory.
+constexpr int64_t kMaxCount = 1 << 16;
+
+/// The words of one manifest line: bare words, or double-quoted strings with
+/// backslash escapes.
+class Words {
+public:
+  explicit Words(const std::string &line) : line(line) {}
+
+  /// The next word; false at the end of the line or on a malformed string.
+  bool next(std::string &word) {
+    word.clear();
+    while (pos < line.size() && line[pos] == ' ')
+      ++pos;
+    if (pos >= line.size())
+      return false;
+    if (line[pos] != '"') {
+      size_t end = line.find(' ', pos);
+      if (end == std::string::npos)
+        end = line.size();
+      word = line.substr(pos, end - pos);
+      pos = end;
+      return true;
+    }
+    for (++pos; pos < line.size(); ++pos) {
+      char c = line[pos];
+      if (c == '"') {
+        ++pos;
+        return pos >= line.size() || line[pos] == ' ' ? true : fail();
+      }
+      if (c != '\\') {
+        word += c;
+        continue;
+      }
+      if (++pos >= line.size())
+        return fail();
+      c = line[pos];
+      if (c == '"' || c == '\\') {
+        word += c;
+      } else if (c == 'x' && pos + 2 < line.size() &&
+                 std::isxdigit(static_cast<unsigned char>(line[pos + 1])) &&
+                 std::isxdigit(static_cast<unsigned char>(line[pos + 2]))) {
+        word +=
+            static_cast<char>(std::stoi(line.substr(pos + 1, 2), nullptr, 16));
+        pos += 2;
+      } else {
+        return fail();
+      }
+    }
+    return fail(); // unterminated
+  }
+
+  /// The next word as a quoted name.
+  bool name(std::string &word) {
+    size_t start = pos;
+    while (start < line.size() && line[start] == ' ')
+      ++start;
+    return start < line.size() && line[start] == '"' && next(word) &&
+           !word.empty();
+  }
+
+  /// The next word as an integer in [lo, hi].
+  bool integer(int64_t &value, int64_t lo, int64_t hi) {
+    std::string word;
+    if (!next(word) || word.empty())
+      return false;
+    errno = 0;
+    char *end = nullptr;
+    long long v = std::strtoll(word.c_str(), &end, 10);
+    if (errno != 0 || *end != '\0' || v < lo || v > hi)
+      return false;
+    value = v;
+    return true;
+  }
+
+  bool atEnd() {
+    std::string rest;
+    return !next(rest) && !malformed;
+  }
+
+private:
+  bool fail() {
+    malformed = true;
+    pos = line.size();
+    return false;
+  }
+
+  const std::string &line;
+  size_t pos = 0;
+  bool malformed = false;
+};
 
 bool parseDtype(const std::string &name, tprt_dtype &dtype) {
   for (tprt_dtype d :
@@ -36,22 +140,27 @@ bool parseDtype(const std::string &name, tprt_dtype &dtype) {
   return false;
 }
 
-/// `0,1` -> axes {0, 1}.
-bool parseAxes(const std::string &text, tprt_axes &axes) {
+/// `0,1` -> axes {0, 1}: indices of the mesh's axes.
+bool parseAxes(const std::string &text, int32_t meshRank, tprt_axes &axes) {
   axes = {};
-  if (text.empty())
-    return true;
-  std::istringstream is(text);
-  std::string item;
-  while (std::getline(is, item, ',')) {
-    if (axes.count == TPRT_MAX_MESH_RANK || item.empty())
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t comma = text.find(',', start);
+    if (comma == std::string::npos)
+      comma = text.size();
+    std::string item = text.substr(start, comma - start);
+    if (axes.count == TPRT_MAX_MESH_RANK || item.size() != 1 || item[0] < '0' ||
+        item[0] - '0' >= meshRank)
       return false;
-    axes.axes[axes.count++] = std::stoi(item);
+    axes.axes[axes.count++] = item[0] - '0';
+    start = comma + 1;
+    if (comma + 1 == text.size())
+      return false; // a trailing comma
   }
   return true;
 }
 
-bool parseSharding(const std::string &text, int32_t rank,
+bool parseSharding(const std::string &text, int32_t rank, int32_t meshRank,
                    tprt_sharding &sharding) {
   sharding = {};
   sharding.rank = rank;
@@ -59,33 +168,45 @@ bool parseSharding(const std::string &text, int32_t rank,
     return false;
   std::string body = text.substr(2);
   size_t bar = body.find('|');
-  if (bar == std::string::npos)
+  if (bar == std::string::npos ||
+      !parseAxes(body.substr(bar + 1), meshRank, sharding.partial))
     return false;
   std::string dims = body.substr(0, bar);
-  if (!parseAxes(body.substr(bar + 1), sharding.partial))
-    return false;
-  std::vector<std::string> parts;
+  if (rank == 0)
+    return dims.empty();
+  int32_t d = 0;
   size_t start = 0;
   while (true) {
     size_t slash = dims.find('/', start);
-    parts.push_back(dims.substr(start, slash - start));
+    if (d == rank || !parseAxes(dims.substr(start, slash == std::string::npos
+                                                       ? std::string::npos
+                                                       : slash - start),
+                                meshRank, sharding.dims[d]))
+      return false;
+    ++d;
     if (slash == std::string::npos)
       break;
     start = slash + 1;
   }
-  if (rank == 0)
-    return dims.empty();
-  if (static_cast<int32_t>(parts.size()) != rank)
-    return false;
-  for (int32_t d = 0; d < rank; ++d)
-    if (!parseAxes(parts[d], sharding.dims[d]))
+  return d == rank;
+}
+
+/// `count` elements of `elemSize` bytes fit in memory sizes.
+bool bytesFit(const int64_t *shape, int32_t rank, size_t elemSize) {
+  int64_t bytes = static_cast<int64_t>(elemSize);
+  for (int32_t d = 0; d < rank; ++d) {
+    if (shape[d] != 0 && bytes > (INT64_MAX / 2) / shape[d])
       return false;
+    bytes *= shape[d];
+  }
   return true;
 }
 
-tprt_status parseManifest(const std::string &text,
-                          std::vector<Function> &functions,
-                          const std::string &path) {
+} // namespace
+
+tprt_status tprt::parseManifest(const std::string &text,
+                                std::vector<Function> &functions,
+                                const std::string &path) {
   std::istringstream lines(text);
   std::string line;
   int lineNo = 0;
@@ -93,126 +214,213 @@ tprt_status parseManifest(const std::string &text,
     return error(TPRT_INVALID_ARGUMENT, path, ": manifest line ", lineNo, ": ",
                  why, ": '", line, "'");
   };
-  if (!std::getline(lines, line) || line != "tprt-manifest 1")
+  if (!std::getline(lines, line) || line.rfind("tprt-manifest ", 0) != 0)
     return error(TPRT_INVALID_ARGUMENT, path,
-                 ": not a tprt manifest of version 1 (first line '", line,
-                 "')");
+                 ": not a tprt program manifest (first line '", line, "')");
+  if (line != "tprt-manifest 2")
+    return error(TPRT_INVALID_ARGUMENT, path, ": manifest '", line,
+                 "' is not of version 2, the version this runtime reads; "
+                 "compile the program again with this tp-compile");
   lineNo = 1;
+  bool abiSeen = false, meshSeen = false;
   Function *current = nullptr;
+  std::set<std::string> names;
   while (std::getline(lines, line)) {
     ++lineNo;
-    std::istringstream is(line);
+    Words words(line);
     std::string word;
-    is >> word;
-    if (word.empty())
+    if (!words.next(word))
       continue;
+    if (word == "abi") {
+      int64_t abi = 0;
+      if (abiSeen || current || !words.integer(abi, 0, INT32_MAX) ||
+          !words.atEnd())
+        return bad("expected one 'abi <version>' before the functions");
+      if (abi != TPRT_RT_ABI_VERSION)
+        return bad("the program was compiled for runtime ABI version " +
+                   std::to_string(abi) + "; this runtime has version " +
+                   std::to_string(TPRT_RT_ABI_VERSION));
+      abiSeen = true;
+      continue;
+    }
+    if (!abiSeen)
+      return bad("expected 'abi <version>' first");
     if (word == "func") {
-      functions.emplace_back();
+      if (current)
+        return bad("function '" + current->name + "' has no 'end' line");
+      if (static_cast<int64_t>(functions.size()) == kMaxCount)
+        return bad("more than " + std::to_string(kMaxCount) + " functions");
+      Function f;
+      int64_t numArgs = -1, numResults = -1;
+      if (!words.name(f.name) || !words.integer(numArgs, 0, kMaxCount) ||
+          !words.integer(numResults, 0, kMaxCount) || !words.atEnd())
+        return bad("expected 'func \"<name>\" <#args> <#results>'");
+      if (!names.insert(f.name).second)
+        return bad("function '" + f.name + "' appears twice");
+      f.numArgs = static_cast<int>(numArgs);
+      f.numResults = static_cast<int>(numResults);
+      f.mesh = {1, {1}};
+      functions.push_back(std::move(f));
       current = &functions.back();
-      int numArgs = -1, numResults = -1;
-      is >> current->name >> numArgs >> numResults;
-      if (!is || numArgs < 0 || numResults < 0)
-        return bad("expected 'func <name> <#args> <#results>'");
-      current->numArgs = numArgs;
-      current->numResults = numResults;
-      current->mesh = {1, {1}};
+      meshSeen = false;
       continue;
     }
     if (!current)
       return bad("expected 'func' first");
     if (word == "mesh") {
       std::string name;
-      int32_t rank = -1;
-      is >> name >> rank;
-      if (!is || rank < 0 || rank > TPRT_MAX_MESH_RANK)
-        return bad("expected 'mesh <name> <rank> <axis>=<size>...'");
-      if (rank == 0)
+      int64_t rank = -1;
+      if (meshSeen || !current->args.empty() || !current->results.empty())
+        return bad("expected one 'mesh' line, before the arguments");
+      meshSeen = true;
+      if (!words.next(name))
+        return bad("expected 'mesh \"<name>\" <rank> \"<axis>\" <size>...'");
+      if (name == "-") {
+        if (!words.integer(rank, 0, 0) || !words.atEnd())
+          return bad("expected 'mesh - 0'");
         continue;
+      }
+      Words again(line);
+      again.next(word);
+      if (!again.name(name) || !again.integer(rank, 1, TPRT_MAX_MESH_RANK))
+        return bad("expected 'mesh \"<name>\" <rank> \"<axis>\" <size>...' "
+                   "with a rank in [1, " +
+                   std::to_string(TPRT_MAX_MESH_RANK) + "]");
       current->meshName = name;
-      current->mesh = {rank, {}};
+      current->mesh = {static_cast<int32_t>(rank), {}};
+      int64_t devices = 1;
       for (int32_t a = 0; a < rank; ++a) {
         std::string axis;
-        is >> axis;
-        size_t eq = axis.find('=');
-        if (!is || eq == std::string::npos)
-          return bad("expected '<axis>=<size>'");
-        current->axisNames.push_back(axis.substr(0, eq));
-        current->mesh.sizes[a] = std::stoll(axis.substr(eq + 1));
+        int64_t size = 0;
+        if (!again.name(axis) || !again.integer(size, 1, kMaxCount))
+          return bad("expected '\"<axis>\" <size>' for axis " +
+                     std::to_string(a) + ", with a size in [1, " +
+                     std::to_string(kMaxCount) + "]");
+        for (const std::string &other : current->axisNames)
+          if (other == axis)
+            return bad("axis '" + axis + "' appears twice");
+        current->axisNames.push_back(axis);
+        current->mesh.sizes[a] = size;
+        devices *= size;
+        if (devices > kMaxCount)
+          return bad("more than " + std::to_string(kMaxCount) + " devices");
       }
+      if (!again.atEnd())
+        return bad("more axes than the mesh's rank");
       continue;
     }
     if (word == "arg" || word == "result") {
-      int index = -1;
+      if (!meshSeen)
+        return bad("expected the 'mesh' line before the arguments");
+      std::vector<tprt_tensor_info> &list =
+          word == "arg" ? current->args : current->results;
+      int limit = word == "arg" ? current->numArgs : current->numResults;
+      int64_t index = -1, rank = -1;
       std::string dtype, sharding;
       tprt_tensor_info info{};
-      is >> index >> dtype >> info.rank;
-      if (!is || info.rank < 0 || info.rank > TPRT_MAX_TENSOR_RANK ||
-          !parseDtype(dtype, info.dtype))
-        return bad("expected '" + word +
-                   " <index> <dtype> <rank> <sizes...> s=...'");
+      if (!words.integer(index, 0, kMaxCount) ||
+          index != static_cast<int64_t>(list.size()) || index >= limit)
+        return bad("expected " + word + " #" + std::to_string(list.size()) +
+                   " of " + std::to_string(limit));
+      if (!words.next(dtype) || !parseDtype(dtype, info.dtype))
+        return bad("expected an element type (f32, f64, f16, bf16, i32, i64)");
+      if (!words.integer(rank, 0, TPRT_MAX_TENSOR_RANK))
+        return bad("expected a rank in [0, " +
+                   std::to_string(TPRT_MAX_TENSOR_RANK) + "]");
+      info.rank = static_cast<int32_t>(rank);
       for (int32_t d = 0; d < info.rank; ++d)
-        is >> info.shape[d];
-      is >> sharding;
-      if (!is || !parseSharding(sharding, info.rank, info.sharding))
-        return bad("bad sizes or sharding");
-      (word == "arg" ? current->args : current->results).push_back(info);
+        if (!words.integer(info.shape[d], 0, INT64_MAX))
+          return bad("expected " + std::to_string(rank) +
+                     " sizes, each a non-negative integer");
+      if (!bytesFit(info.shape, info.rank, tprt_dtype_size(info.dtype)))
+        return bad("the tensor is larger than any memory");
+      if (!words.next(sharding) ||
+          !parseSharding(sharding, info.rank, current->mesh.rank,
+                         info.sharding) ||
+          !words.atEnd())
+        return bad("expected a sharding 's=<axes>/<axes>/...|<partial axes>' "
+                   "of one entry per dimension, axis indices below the "
+                   "mesh's rank " +
+                   std::to_string(current->mesh.rank));
+      if (tprt_status status =
+              tprt_sharding_check(&current->mesh, &info.sharding, info.shape)) {
+        tprt_status wrapped = bad(tprt_status_message(status));
+        tprt_status_free(status);
+        return wrapped;
+      }
+      list.push_back(info);
       continue;
     }
     if (word == "end") {
+      if (!words.atEnd())
+        return bad("expected nothing after 'end'");
+      if (!meshSeen)
+        return bad("function '" + current->name + "' has no 'mesh' line");
       if (static_cast<int>(current->args.size()) != current->numArgs ||
           static_cast<int>(current->results.size()) != current->numResults)
-        return bad("the function's argument or result count does not match "
-                   "its lines");
-      for (const tprt_tensor_info &info : current->args)
-        if (tprt_status status =
-                tprt_sharding_check(&current->mesh, &info.sharding, info.shape))
-          return status;
+        return bad("function '" + current->name + "' declares " +
+                   std::to_string(current->numArgs) + " arguments and " +
+                   std::to_string(current->numResults) +
+                   " results, its lines give " +
+                   std::to_string(current->args.size()) + " and " +
+                   std::to_string(current->results.size()));
       current = nullptr;
       continue;
     }
     return bad("unknown line");
   }
+  if (!abiSeen)
+    return error(TPRT_INVALID_ARGUMENT, path,
+                 ": the manifest has no 'abi' line");
+  if (current)
+    return error(TPRT_INVALID_ARGUMENT, path,
+                 ": the manifest ends inside "
+                 "function '",
+                 current->name, "' (no 'end' line)");
   return nullptr;
 }
-
-} // namespace
 
 extern "C" {
 
 tprt_status tprt_program_load(const char *path, tprt_program **program) {
-  if (!path)
-    return error(TPRT_INVALID_ARGUMENT, "program path is null");
-  // A bare file name is a file here, not a library to search for.
-  std::string file = path;
-  if (file.find('/') == std::string::npos)
-    file = "./" + file;
-  void *handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!handle)
-    return error(TPRT_IO_ERROR, "cannot load program '", path,
-                 "': ", dlerror());
-  auto loaded = std::make_unique<tprt_program_s>();
-  loaded->handle = handle;
-  auto *manifest = static_cast<const char *>(dlsym(handle, "tprt_manifest"));
-  if (!manifest) {
-    dlclose(handle);
-    return error(TPRT_INVALID_ARGUMENT, "'", path,
-                 "' is not a tp-compile program: no 'tprt_manifest' symbol");
-  }
-  if (tprt_status status = parseManifest(manifest, loaded->functions, path)) {
-    dlclose(handle);
-    return status;
-  }
-  for (Function &f : loaded->functions) {
-    std::string symbol = "tprt_entry_" + f.name;
-    f.entry = reinterpret_cast<EntryFn>(dlsym(handle, symbol.c_str()));
-    if (!f.entry) {
+  if (!path || !program)
+    return error(TPRT_INVALID_ARGUMENT, "program path or output is null");
+  *program = nullptr;
+  try {
+    // A bare file name is a file here, not a library to search for.
+    std::string file = path;
+    if (file.find('/') == std::string::npos)
+      file = "./" + file;
+    void *handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!handle)
+      return error(TPRT_IO_ERROR, "cannot load program '", path,
+                   "': ", dlerror());
+    auto loaded = std::make_unique<tprt_program_s>();
+    loaded->handle = handle;
+    auto *manifest = static_cast<const char *>(dlsym(handle, "tprt_manifest"));
+    if (!manifest) {
       dlclose(handle);
-      return error(TPRT_INVALID_ARGUMENT, "'", path, "' has no entry point '",
-                   symbol, "' for function '", f.name, "' of its manifest");
+      return error(TPRT_INVALID_ARGUMENT, "'", path,
+                   "' is not a tp-compile program: no 'tprt_manifest' symbol");
     }
+    if (tprt_status status = parseManifest(manifest, loaded->functions, path)) {
+      dlclose(handle);
+      return status;
+    }
+    for (Function &f : loaded->functions) {
+      std::string symbol = "tprt_entry_" + f.name;
+      f.entry = reinterpret_cast<EntryFn>(dlsym(handle, symbol.c_str()));
+      if (!f.entry) {
+        dlclose(handle);
+        return error(TPRT_INVALID_ARGUMENT, "'", path, "' has no entry point '",
+                     symbol, "' for function '", f.name, "' of its manifest");
+      }
+    }
+    *program = loaded.release();
+    return nullptr;
+  } catch (const std::exception &e) {
+    return error(TPRT_INTERNAL, "loading program '", path, "': ", e.what());
   }
-  *program = loaded.release();
-  return nullptr;
 }
 
 void tprt_program_destroy(tprt_program *program) {

@@ -27,6 +27,12 @@ struct Function {
   EntryFn entry = nullptr;
 };
 
+/// Parses and validates a whole manifest (format in Program.cpp) into
+/// `functions`; errors name `path` and the line. Never throws for bad text.
+tprt_status parseManifest(const std::string &text,
+                          std::vector<Function> &functions,
+                          const std::string &path);
+
 } // namespace tprt
 
 struct tprt_program_s {

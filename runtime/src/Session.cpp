@@ -4,11 +4,11 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// A run on the local backend:
+// A run on the session's backend (every rank in this process):
 //  1. checks the inputs and outputs against the manifest;
 //  2. cuts each rank's shard of every input (tprt_scatter_shard) and gives it
 //     a zeroed buffer per result;
-//  3. starts one thread per rank on a fresh local world, each calling the
+//  3. starts one thread per rank on a fresh world, each calling the
 //     function's entry point with its rank context;
 //  4. reports the root cause if a rank failed (the first error that is not
 //     another rank's abort), else gathers every result
@@ -22,13 +22,15 @@
 #include <cblas.h>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <thread>
 
 using namespace tprt;
 
 struct tprt_session_s {
   tprt_mesh mesh;
-  tprt_session_options options;
+  int64_t timeoutMs = 0;
+  std::string backend = "local";
   std::vector<tprt_comm_stats> stats;
   std::vector<double> seconds;
   std::vector<tprt_rank_profile> profiles;
@@ -76,11 +78,20 @@ tprt_status tprt_session_create(const tprt_mesh *mesh,
                                 tprt_session **session) {
   if (tprt_status status = tprt_mesh_check(mesh))
     return status;
-  auto *created = new tprt_session_s();
+  auto created = std::make_unique<tprt_session_s>();
   created->mesh = *mesh;
-  if (options)
-    created->options = *options;
-  *session = created;
+  if (options) {
+    created->timeoutMs = options->timeout_ms;
+    if (options->backend && *options->backend)
+      created->backend = options->backend;
+  }
+  // An unknown backend fails here, not at the first run.
+  tprt_world_options worldOptions{created->backend.c_str(), created->timeoutMs};
+  tprt_world *world = nullptr;
+  if (tprt_status status = tprt_world_create(mesh, &worldOptions, &world))
+    return status;
+  tprt_world_destroy(world);
+  *session = created.release();
   return nullptr;
 }
 
@@ -146,10 +157,16 @@ tprt_status tprt_session_run(tprt_session *session, const tprt_program *program,
     openblas_set_num_threads(std::max(
         1, cores / static_cast<int>(std::min<int64_t>(numRanks, cores))));
   }
-  tprt_local_options options{session->options.timeout_ms};
-  tprt_local_world *world = nullptr;
-  if (tprt_status status = tprt_local_world_create(&f.mesh, &options, &world))
+  tprt_world_options options{session->backend.c_str(), session->timeoutMs};
+  tprt_world *world = nullptr;
+  if (tprt_status status = tprt_world_create(&f.mesh, &options, &world))
     return status;
+  if (tprt_world_num_local_ranks(world) != numRanks) {
+    tprt_world_destroy(world);
+    return error(TPRT_INVALID_ARGUMENT, "backend '", session->backend,
+                 "' drives ", tprt_world_num_local_ranks(world), " of ",
+                 numRanks, " ranks in this process; sessions run every rank");
+  }
   std::vector<tprt_status> statuses(numRanks, nullptr);
   session->stats.assign(numRanks, {});
   session->seconds.assign(numRanks, 0);
@@ -159,8 +176,7 @@ tprt_status tprt_session_run(tprt_session *session, const tprt_program *program,
     threads.emplace_back([&, rank] {
       tprt_communicator *comm = nullptr;
       tprt_rank_context *ctx = nullptr;
-      if ((statuses[rank] =
-               tprt_local_world_communicator(world, rank, &comm)) ||
+      if ((statuses[rank] = tprt_world_communicator(world, rank, &comm)) ||
           (statuses[rank] = tprt_rank_context_create(comm, &ctx)))
         return;
       std::vector<void *> pointers;
@@ -182,7 +198,7 @@ tprt_status tprt_session_run(tprt_session *session, const tprt_program *program,
   }
   for (std::thread &t : threads)
     t.join();
-  tprt_local_world_destroy(world);
+  tprt_world_destroy(world);
 
   // 4. The root cause of a failure, or the results.
   tprt_status failure = nullptr;

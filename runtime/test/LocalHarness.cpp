@@ -18,20 +18,20 @@ public:
   std::string name() const override { return "local"; }
   void run(const tprt_mesh &mesh, int64_t timeoutMs,
            const std::function<void(tprt_communicator *)> &body) override {
-    tprt_local_options options{timeoutMs};
-    tprt_local_world *world = nullptr;
-    tprt_status status = tprt_local_world_create(&mesh, &options, &world);
+    tprt_world_options options{"local", timeoutMs};
+    tprt_world *world = nullptr;
+    tprt_status status = tprt_world_create(&mesh, &options, &world);
     ASSERT_EQ(status, nullptr) << tprt_status_message(status);
     std::vector<std::thread> threads;
     for (int64_t rank = 0; rank < tprt_mesh_num_devices(&mesh); ++rank) {
       tprt_communicator *comm = nullptr;
-      status = tprt_local_world_communicator(world, rank, &comm);
+      status = tprt_world_communicator(world, rank, &comm);
       ASSERT_EQ(status, nullptr) << tprt_status_message(status);
       threads.emplace_back([&body, comm] { body(comm); });
     }
     for (std::thread &t : threads)
       t.join();
-    tprt_local_world_destroy(world);
+    tprt_world_destroy(world);
   }
 };
 

@@ -63,6 +63,7 @@ struct Options {
   bool verify = false;
   bool profile = false;
   int64_t timeoutMs = 0;
+  std::string comm = "local";
   int repeat = 1;
   bool allEntries = false;
   std::string tpCompile;
@@ -72,7 +73,8 @@ const char *kUsage =
     "usage: tp-run {model.mlir | model.so} [--entry NAME]\n"
     "              [--inputs a.npy,b.npy | --random-inputs [--seed N]]\n"
     "              [--output-dir DIR] [--verify] [--backend cpu] [--profile]\n"
-    "              [--timeout-ms N] [--repeat N] [--all-entries]\n"
+    "              [--comm local] [--timeout-ms N] [--repeat N] "
+    "[--all-entries]\n"
     "              [--tp-compile PATH]\n";
 
 [[noreturn]] void fail(const std::string &message) {
@@ -122,6 +124,17 @@ Options parse(int argc, char **argv) {
       if (backend != "cpu")
         fail("unknown backend '" + backend +
              "'; this build runs on 'cpu' (CUDA is not built in)");
+    } else if (a == "--comm") {
+      o.comm = value(i, a);
+      bool known = false;
+      for (int32_t b = 0; b < tprt_num_backends(); ++b)
+        known |= o.comm == tprt_backend_name(b);
+      if (!known) {
+        std::string names;
+        for (int32_t b = 0; b < tprt_num_backends(); ++b)
+          names += (b ? ", " : "") + std::string(tprt_backend_name(b));
+        fail("unknown communicator '" + o.comm + "'; this build has: " + names);
+      }
     } else if (a == "--timeout-ms") {
       o.timeoutMs = std::strtoll(value(i, a).c_str(), nullptr, 10);
     } else if (a == "--all-entries") {
@@ -257,8 +270,8 @@ struct RunResult {
   int64_t numRanks = 1;
 };
 
-RunResult run(const tprt_program *program, int32_t function,
-              std::vector<Array> &inputs, int64_t timeoutMs) {
+RunResult run(const Options &o, const tprt_program *program, int32_t function,
+              std::vector<Array> &inputs) {
   RunResult r;
   for (int32_t i = 0; i < tprt_program_num_results(program, function); ++i) {
     const tprt_tensor_info *info = tprt_program_result(program, function, i);
@@ -271,7 +284,7 @@ RunResult run(const tprt_program *program, int32_t function,
   }
   const tprt_mesh *mesh = tprt_program_mesh(program, function);
   r.numRanks = tprt_mesh_num_devices(mesh);
-  tprt_session_options options{timeoutMs};
+  tprt_session_options options{o.timeoutMs, o.comm.c_str()};
   if (tprt_status s = tprt_session_create(mesh, &options, &r.session))
     failStatus("cannot create a session", s);
   std::vector<tprt_host_tensor> in, out;
@@ -335,7 +348,7 @@ int runOne(const Options &o, tprt_program *program, int32_t function,
     if (result.session)
       tprt_session_destroy(result.session);
     auto start = std::chrono::steady_clock::now();
-    result = run(program, function, inputs, o.timeoutMs);
+    result = run(o, program, function, inputs);
     double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
             .count();
@@ -422,7 +435,7 @@ int runOne(const Options &o, tprt_program *program, int32_t function,
     if (tprt_status s =
             tprt_program_find_function(ref, name.c_str(), &refFunction))
       failStatus("the unsharded reference", s);
-    RunResult expected = run(ref, refFunction, inputs, o.timeoutMs);
+    RunResult expected = run(o, ref, refFunction, inputs);
     for (size_t i = 0; i < result.outputs.size(); ++i) {
       const Array &got = result.outputs[i], &want = expected.outputs[i];
       double maxAbs = 0, maxRef = 0;

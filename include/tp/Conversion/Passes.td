@@ -142,19 +142,22 @@ def ConvertCollectivesToRuntimePass
 }
 
 def ConvertGemmToBlasPass : Pass<"tp-convert-gemm-to-blas", "::mlir::ModuleOp"> {
-  let summary = "f32 contractions on buffers (matmuls, batch matmuls, attention's generics) become OpenBLAS sgemm calls through the runtime";
+  let summary = "Contractions on buffers (matmuls, batch matmuls, attention's generics) become OpenBLAS GEMM calls through the runtime";
   let description = [{
     Runs on buffers, after `tp-convert-collectives-to-runtime` (whose rank
-    context, the first function argument, it passes along). Every linalg
-    contraction on statically shaped f32 memrefs (a named matmul or batch
-    matmul, or a generic that multiplies and accumulates) whose operands can
-    be seen as row-major matrices becomes a call to `tprt_rt_sgemm`: the
-    m, n and k loops must each be adjacent and in the same order in the
-    operands that hold them, with one group innermost in each operand (A and
-    B may be stored transposed, C may not); up to two batch loops, each with
-    its own stride per operand. Strided inputs are copied to contiguous
-    buffers; other contractions (strided outputs, other element types, loops
-    that do not form matrices) are left to the loop lowering.
+    context, the first function argument, it passes along). The GEMM
+    recogniser that every lowering shares (`tp/Conversion/Common/Gemm.h`)
+    finds each linalg contraction on statically shaped float memrefs of one
+    type (a named matmul or batch matmul, or a generic that multiplies and
+    accumulates) whose operands can be seen as row-major matrices: the m, n
+    and k loops must each be adjacent and in the same order in the operands
+    that hold them, with one group innermost in each operand (A and B may be
+    stored transposed, C may not); up to two batch loops, each with its own
+    stride per operand. This pass is the CPU's target for it: f32 GEMMs
+    become `tprt_rt_sgemm`, f16 and bf16 ones `tprt_rt_gemm_narrow` (f32
+    accumulation). Strided inputs are copied to contiguous buffers; other
+    contractions (strided outputs, other element types, loops that do not
+    form matrices) are left to the loop lowering.
 
     Example:
 
@@ -178,6 +181,64 @@ def ConvertGemmToBlasPass : Pass<"tp-convert-gemm-to-blas", "::mlir::ModuleOp"> 
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect", "::mlir::func::FuncDialect",
                            "::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect"];
+}
+
+def LowerStridedCopiesPass
+    : Pass<"tp-lower-strided-copies", "::mlir::ModuleOp"> {
+  let summary = "Copies between buffers that memcpy cannot do become linalg.copy (loops), not calls to MLIR's memrefCopy";
+  let description = [{
+    The memref-to-LLVM conversion lowers `memref.copy` between contiguous
+    buffers to a memcpy and every other copy to a call to `memrefCopy`, a
+    function of MLIR's C runner utils. A program library must not depend on
+    a symbol outside itself, so this pass turns the other copies into
+    `linalg.copy`, which the loop lowering expands. Part of
+    `--tp-lower-to-cpu`, before the linalg-to-loops conversion.
+
+    Example:
+
+    ```mlir
+    memref.copy %sub, %dense : memref<4x8xf32, strided<[16, 1], offset: 8>> to memref<4x8xf32>
+    ```
+
+    becomes
+
+    ```mlir
+    linalg.copy ins(%sub : memref<4x8xf32, strided<[16, 1], offset: 8>>) outs(%dense : memref<4x8xf32>)
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def CallRuntimeThroughTablePass
+    : Pass<"tp-call-runtime-through-table", "::mlir::ModuleOp"> {
+  let summary = "Calls to tprt_rt_* load the function from the rank context's table instead of naming a runtime symbol";
+  let description = [{
+    Runs on the LLVM dialect. Every `llvm.call @tprt_rt_X(%ctx, ...)` becomes
+    a load of the table pointer at the start of the rank context, a load of
+    X's slot in it (`tprt_rt_table` in `runtime/include/tprt/tprt.h`; the
+    pass reads the slots' offsets from that header), and an indirect call;
+    the `tprt_rt_*` declarations are erased. The program library then
+    references no symbol of the runtime: it loads with `RTLD_LOCAL`, from
+    ctypes, or next to MLIR's own runtime libraries. A `tprt_rt_*` function
+    that the table does not have, or whose first parameter is not the
+    context, is an error.
+
+    Example:
+
+    ```mlir
+    llvm.call @tprt_rt_axis_index(%ctx, %axes) : (!llvm.ptr, i64) -> i64
+    ```
+
+    becomes
+
+    ```mlir
+    %table = llvm.load %ctx : !llvm.ptr -> !llvm.ptr
+    %slot = llvm.getelementptr inbounds %table[48] : (!llvm.ptr) -> !llvm.ptr, i8
+    %fn = llvm.load %slot : !llvm.ptr -> !llvm.ptr
+    %i = llvm.call %fn(%ctx, %axes) : !llvm.ptr, (!llvm.ptr, i64) -> i64
+    ```
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
 def EmitEntryPointsPass : Pass<"tp-emit-entry-points", "::mlir::ModuleOp"> {

@@ -16,8 +16,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tp/Conversion/Common/RuntimeCalls.h"
 #include "tp/Conversion/Passes.h"
-#include "tp/Conversion/TPToCPU/RuntimeCalls.h"
 
 #include "tp/Dialect/TP/IR/TPOps.h"
 

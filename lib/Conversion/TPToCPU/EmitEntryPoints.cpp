@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tp/Conversion/Common/RuntimeCalls.h"
 #include "tp/Conversion/Passes.h"
 
 #include "tp/Dialect/TP/IR/TPOps.h"
@@ -50,10 +51,14 @@ struct EmitEntryPointsPass
     for (StringRef line : lines) {
       if (!line.consume_front("func "))
         continue;
-      StringRef name = line.split(' ').first;
-      auto func = module.lookupSymbol<LLVM::LLVMFuncOp>(name);
+      std::optional<std::string> name = parseManifestName(line);
+      if (!name) {
+        module.emitError() << "malformed manifest line 'func " << line << "'";
+        return signalPassFailure();
+      }
+      auto func = module.lookupSymbol<LLVM::LLVMFuncOp>(*name);
       if (!func) {
-        module.emitError() << "function '" << name
+        module.emitError() << "function '" << *name
                            << "' of the manifest is not in the module";
         return signalPassFailure();
       }
@@ -68,7 +73,7 @@ struct EmitEntryPointsPass
       }
       auto entryType = LLVM::LLVMFunctionType::get(voidType, {ptr, ptr});
       auto entry = LLVM::LLVMFuncOp::create(
-          b, func.getLoc(), (kEntryPrefix + name).str(), entryType);
+          b, func.getLoc(), (kEntryPrefix + *name).str(), entryType);
       Block *body = entry.addEntryBlock(b);
       OpBuilder eb = OpBuilder::atBlockEnd(body);
       SmallVector<Value> args = {body->getArgument(0)};

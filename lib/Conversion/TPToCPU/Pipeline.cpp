@@ -46,6 +46,7 @@ void mlir::tp::buildLowerToCPUPipeline(OpPassManager &pm) {
   pm.addPass(createConvertCollectivesToRuntimePass());
   pm.addPass(createConvertGemmToBlasPass());
   // Loops, then LLVM.
+  pm.addPass(createLowerStridedCopiesPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
@@ -71,6 +72,7 @@ void mlir::tp::buildLowerToCPUPipeline(OpPassManager &pm) {
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCallRuntimeThroughTablePass());
   pm.addPass(createEmitEntryPointsPass());
 }
 

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tp/Conversion/Common/RuntimeCalls.h"
 #include "tp/Conversion/Passes.h"
 
 #include "tp/Dialect/TP/IR/TPDialect.h"
@@ -47,10 +48,43 @@ StringRef dtypeName(Type type) {
   return "";
 }
 
-/// Axis indices of `axes` on `mesh`, comma-separated.
+/// Axis indices of `axes` on `mesh`, comma-separated. The sharding was
+/// checked against `mesh` (checkSharding).
 void printAxes(llvm::raw_ostream &os, ArrayRef<StringRef> axes, MeshOp mesh) {
   llvm::interleave(
       axes, os, [&](StringRef a) { os << *mesh.getAxisIndex(a); }, ",");
+}
+
+/// A sharding the manifest can describe: on the function's mesh, with one
+/// entry per dimension, axes of that mesh.
+LogicalResult checkSharding(FunctionOpInterface func, StringRef what,
+                            unsigned index, ShardingAttr sharding,
+                            RankedTensorType type, MeshOp mesh) {
+  if (!sharding)
+    return success();
+  if (!mesh)
+    return func.emitOpError()
+           << what << " #" << index << " has a sharding (" << sharding
+           << ") but the function is not in local form ('"
+           << TPDialect::kSpmdAttrName << "' names no mesh)";
+  if (sharding.getMesh().getValue() != mesh.getSymName())
+    return func.emitOpError()
+           << what << " #" << index << " is sharded over @"
+           << sharding.getMesh().getValue() << "; the function runs on @"
+           << mesh.getSymName();
+  if (static_cast<int64_t>(sharding.getDims().size()) != type.getRank())
+    return func.emitOpError()
+           << what << " #" << index << " has a sharding of "
+           << sharding.getDims().size() << " dimensions for type " << type;
+  for (unsigned d = 0; d <= sharding.getDims().size(); ++d)
+    for (StringRef axis : d < sharding.getDims().size()
+                              ? sharding.getDimAxes(d)
+                              : sharding.getPartialAxes())
+      if (!mesh.getAxisIndex(axis))
+        return func.emitOpError()
+               << what << " #" << index << " names axis '" << axis
+               << "', which mesh @" << mesh.getSymName() << " does not have";
+  return success();
 }
 
 /// One `arg` or `result` line; fails with a located error.
@@ -68,6 +102,8 @@ LogicalResult describe(llvm::raw_ostream &os, FunctionOpInterface func,
            << what << " #" << index << " has element type "
            << tensor.getElementType()
            << "; the CPU runtime takes f32, f64, f16, bf16, i32 or i64";
+  if (failed(checkSharding(func, what, index, sharding, tensor, mesh)))
+    return failure();
   SmallVector<int64_t> shape(tensor.getShape());
   if (mesh && sharding)
     shape = getGlobalShape(shape, sharding, mesh);
@@ -92,23 +128,38 @@ struct RecordManifestPass
     : public tp::impl::RecordManifestPassBase<RecordManifestPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    std::string text = "tprt-manifest 1\n";
+    std::string text =
+        "tprt-manifest 2\nabi " + std::to_string(kRuntimeAbiVersion) + "\n";
     llvm::raw_string_ostream os(text);
     SymbolTableCollection symbols;
     for (auto func : module.getOps<FunctionOpInterface>()) {
       if (func.isExternal() || !func.isPublic())
         continue;
       MeshOp mesh;
-      if (auto spmd =
-              func->getAttrOfType<FlatSymbolRefAttr>(TPDialect::kSpmdAttrName))
-        mesh = symbols.lookupNearestSymbolFrom<MeshOp>(func, spmd);
-      os << "func " << func.getName() << " " << func.getNumArguments() << " "
-         << func.getNumResults() << "\n";
+      if (Attribute spmd = func->getAttr(TPDialect::kSpmdAttrName)) {
+        auto ref = dyn_cast<FlatSymbolRefAttr>(spmd);
+        if (ref)
+          mesh = symbols.lookupNearestSymbolFrom<MeshOp>(func, ref);
+        if (!mesh) {
+          func.emitOpError() << "'" << TPDialect::kSpmdAttrName << "' is "
+                             << spmd << ", which names no tp.mesh";
+          return signalPassFailure();
+        }
+      }
+      os << "func ";
+      printManifestName(os, func.getName());
+      os << " " << func.getNumArguments() << " " << func.getNumResults()
+         << "\n";
       if (mesh) {
-        os << "mesh " << mesh.getSymName() << " " << mesh.getRank();
+        os << "mesh ";
+        printManifestName(os, mesh.getSymName());
+        os << " " << mesh.getRank();
         for (auto [name, size] :
-             llvm::zip(mesh.getAxisNames(), mesh.getAxisSizes()))
-          os << " " << cast<StringAttr>(name).getValue() << "=" << size;
+             llvm::zip(mesh.getAxisNames(), mesh.getAxisSizes())) {
+          os << " ";
+          printManifestName(os, cast<StringAttr>(name).getValue());
+          os << " " << size;
+        }
         os << "\n";
       } else {
         os << "mesh - 0\n";

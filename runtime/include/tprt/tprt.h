@@ -188,7 +188,7 @@ typedef struct tprt_communicator_s tprt_communicator;
 
 TPRT_API int64_t tprt_communicator_rank(const tprt_communicator *comm);
 TPRT_API const tprt_mesh *tprt_communicator_mesh(const tprt_communicator *comm);
-/* "local", "mpi", "nccl". */
+/* The backend's name, as tprt_world_backend. */
 TPRT_API const char *tprt_communicator_backend(const tprt_communicator *comm);
 
 /* out = reduction over the group of in; `count` elements. */
@@ -251,37 +251,60 @@ TPRT_API void tprt_communicator_reset_stats(tprt_communicator *comm);
 TPRT_API const char *tprt_collective_kind_name(tprt_collective_kind kind);
 
 /*===----------------------------------------------------------------------===*
- * The local communicator: ranks are threads of one process
+ * Worlds: the ranks of a mesh, connected by a communicator backend
  *===----------------------------------------------------------------------===*/
 
-/* All ranks of one mesh in this process, exchanging through shared memory. */
-typedef struct tprt_local_world_s tprt_local_world;
+/* The ranks of one mesh that live in this process and their communicators,
+ * made by a backend chosen by name. This build's backends:
+ *   local  every rank a thread of this process, exchanging through shared
+ *          memory (the default; needs nothing).
+ * tprt_num_backends() and tprt_backend_name() list them. */
+typedef struct tprt_world_s tprt_world;
 
-typedef struct tprt_local_options {
+typedef struct tprt_world_options {
+  /* The backend's name; NULL or "" means "local". */
+  const char *backend;
   /* How long a rank waits for the rest of its group before the run fails;
    * <= 0 means the default (60000 ms, or TPRT_TIMEOUT_MS from the
    * environment). */
   int64_t timeout_ms;
-} tprt_local_options;
+} tprt_world_options;
 
-/* `options` may be NULL. */
-TPRT_API tprt_status tprt_local_world_create(const tprt_mesh *mesh,
-                                             const tprt_local_options *options,
-                                             tprt_local_world **world);
-/* Rank `rank`'s communicator, owned by the world. */
-TPRT_API tprt_status tprt_local_world_communicator(tprt_local_world *world,
-                                                   int64_t rank,
-                                                   tprt_communicator **comm);
+TPRT_API int32_t tprt_num_backends(void);
+/* The name of backend `index` (0 is "local"); NULL when out of range. */
+TPRT_API const char *tprt_backend_name(int32_t index);
+
+/* `options` may be NULL. An unknown backend is TPRT_INVALID_ARGUMENT naming
+ * the backends there are. */
+TPRT_API tprt_status tprt_world_create(const tprt_mesh *mesh,
+                                       const tprt_world_options *options,
+                                       tprt_world **world);
+/* The backend's name, e.g. "local". */
+TPRT_API const char *tprt_world_backend(const tprt_world *world);
+TPRT_API const tprt_mesh *tprt_world_mesh(const tprt_world *world);
+/* How many of the mesh's ranks this process drives (all of them for
+ * "local"), and which: the `index`-th, ascending (-1 when out of range). */
+TPRT_API int64_t tprt_world_num_local_ranks(const tprt_world *world);
+TPRT_API int64_t tprt_world_local_rank(const tprt_world *world, int64_t index);
+/* Rank `rank`'s communicator, owned by the world; `rank` must be one of this
+ * process's ranks. */
+TPRT_API tprt_status tprt_world_communicator(tprt_world *world, int64_t rank,
+                                             tprt_communicator **comm);
 /* Every rank must have returned from its calls. Accepts NULL. */
-TPRT_API void tprt_local_world_destroy(tprt_local_world *world);
+TPRT_API void tprt_world_destroy(tprt_world *world);
 
 /*===----------------------------------------------------------------------===*
  * What compiled programs call
  *===----------------------------------------------------------------------===*/
 
-/* One rank's context in a run: its communicator and the run's first error.
- * Compiled code receives it as its first argument and passes it to every
- * tprt_rt_* call; nothing else is global. */
+/* One rank's context in a run: its communicator, the run's first error and
+ * the runtime's entry points. Compiled code receives it as its first
+ * argument and reaches the runtime only through it: the context begins with
+ * a pointer to a tprt_rt_table (see below), from which compiled code loads
+ * the tprt_rt_* function it calls and passes it the context. A program
+ * library therefore references no runtime symbol: it loads next to any
+ * number of runtimes, with RTLD_LOCAL, from ctypes or beside MLIR's own
+ * runtime libraries. */
 typedef struct tprt_rank_context_s tprt_rank_context;
 
 /* `comm` is borrowed and must outlive the context. */
@@ -347,14 +370,48 @@ TPRT_API int64_t tprt_rt_axis_index(tprt_rank_context *ctx, int64_t axes);
 /* Packs an axis list the way the entry points above read it. */
 TPRT_API int64_t tprt_pack_axes(const tprt_axes *axes);
 
+/* The entry points above as compiled code reaches them: every rank context
+ * starts with a pointer to this table. The compiler reads the slots by
+ * their offsets in this struct; a program records the ABI version it was
+ * compiled for in its manifest and loads only into a runtime of that
+ * version. New entry points are appended (and bump the version). */
+#define TPRT_RT_ABI_VERSION 1
+
+typedef struct tprt_rt_table {
+  int64_t abi_version; /* TPRT_RT_ABI_VERSION */
+  void (*all_reduce)(tprt_rank_context *, const void *, void *, int64_t,
+                     int32_t, int32_t, int64_t);
+  void (*all_gather)(tprt_rank_context *, const void *, void *, const int64_t *,
+                     int32_t, int32_t, int32_t, int64_t);
+  void (*reduce_scatter)(tprt_rank_context *, const void *, void *,
+                         const int64_t *, int32_t, int32_t, int32_t, int32_t,
+                         int64_t);
+  void (*all_to_all)(tprt_rank_context *, const void *, void *, const int64_t *,
+                     int32_t, int32_t, int32_t, int32_t, int64_t);
+  void (*all_slice)(tprt_rank_context *, const void *, void *, const int64_t *,
+                    int32_t, int32_t, int32_t, int64_t);
+  int64_t (*axis_index)(tprt_rank_context *, int64_t);
+  void (*sgemm)(tprt_rank_context *, int32_t, int32_t, int64_t, int64_t,
+                int64_t, const float *, int64_t, const float *, int64_t,
+                float *, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
+                int64_t, int64_t, int64_t);
+  void (*gemm_narrow)(tprt_rank_context *, int32_t, int32_t, int32_t, int64_t,
+                      int64_t, int64_t, const void *, int64_t, const void *,
+                      int64_t, void *, int64_t, int64_t, int64_t, int64_t,
+                      int64_t, int64_t, int64_t, int64_t, int64_t);
+} tprt_rt_table;
+
+/* This runtime's table (the one its rank contexts point to). */
+TPRT_API const tprt_rt_table *tprt_rt_functions(void);
+
 /*===----------------------------------------------------------------------===*
  * Programs and sessions
  *===----------------------------------------------------------------------===*/
 
-/* A program library made by tp-compile: its manifest and entry points. The
- * library's tprt_rt_* references resolve to this runtime, which must be
- * loaded in the global symbol scope (linked into the executable, as tp-run
- * does). Programs are immutable once loaded: safe to share between threads. */
+/* A program library made by tp-compile: its manifest and entry points. It
+ * calls the runtime only through the rank context (tprt_rt_table), so it is
+ * opened with RTLD_LOCAL and needs nothing of the global symbol scope.
+ * Programs are immutable once loaded: safe to share between threads. */
 typedef struct tprt_program_s tprt_program;
 
 /* What the manifest says of one argument or result. */
@@ -397,13 +454,15 @@ typedef struct tprt_host_tensor {
   void *data;
 } tprt_host_tensor;
 
-/* The devices of one mesh and a backend (today: "local", one thread per
- * device). A session runs one program at a time. */
+/* The devices of one mesh and a communicator backend (see tprt_world). A
+ * session runs one program at a time. */
 typedef struct tprt_session_s tprt_session;
 
 typedef struct tprt_session_options {
-  /* See tprt_local_options. */
+  /* See tprt_world_options. */
   int64_t timeout_ms;
+  /* The communicator backend; NULL or "" means "local". */
+  const char *backend;
 } tprt_session_options;
 
 /* `options` may be NULL. */

@@ -1,18 +1,20 @@
 // RUN: tp-opt %s --tp-record-manifest --split-input-file --verify-diagnostics | FileCheck %s
 
 // Tests the manifest of a local-form function: global shapes from the
-// shardings, axis indices, partial axes, and an unsharded function.
+// shardings, axis indices, partial axes, quoted names, and an unsharded
+// function; and the functions it cannot describe.
 
 tp.mesh @grid ["dp" = 2, "tp" = 4]
 
-// CHECK: tp.manifest = "tprt-manifest 1
-// CHECK-SAME: func f 2 1
-// CHECK-SAME: mesh grid 2 dp=2 tp=4
+// CHECK: tp.manifest = "tprt-manifest 2
+// CHECK-SAME: abi 1
+// CHECK-SAME: func \22f\22 2 1
+// CHECK-SAME: mesh \22grid\22 2 \22dp\22 2 \22tp\22 4
 // CHECK-SAME: arg 0 f32 2 16 512 s=0/1|
 // CHECK-SAME: arg 1 bf16 1 8 s=|
 // CHECK-SAME: result 0 f32 2 16 512 s=/|1
 // CHECK-SAME: end
-// CHECK-SAME: func g 1 0
+// CHECK-SAME: func \22g\22 1 0
 // CHECK-SAME: mesh - 0
 // CHECK-SAME: arg 0 i64 0 s=|
 func.func @f(%x: tensor<8x128xf32> {tp.sharding = #tp.sharding<@grid, [{"dp"}, {"tp"}]>},
@@ -26,8 +28,23 @@ func.func @g(%i: tensor<i64>) {
   return
 }
 // Private functions and declarations are not entry points.
-// CHECK-NOT: func h
+// CHECK-NOT: h\22
 func.func private @h(%i: tensor<i64>)
+
+// -----
+
+// Names with spaces, quotes and backslashes survive, quoted and escaped.
+
+tp.mesh @"my mesh" ["tensor \"parallel\"" = 2]
+
+// CHECK: tp.manifest = "tprt-manifest 2
+// CHECK-SAME: func \22my func\\\\\22 1 0
+// CHECK-SAME: mesh \22my mesh\22 1 \22tensor \\\22parallel\\\22\22 2
+// CHECK-SAME: arg 0 f32 1 8 s=0|
+func.func @"my func\\"(%x: tensor<4xf32> {tp.sharding = #tp.sharding<@"my mesh", [{"tensor \"parallel\""}]>})
+    attributes {tp.spmd = @"my mesh"} {
+  return
+}
 
 // -----
 
@@ -42,4 +59,15 @@ func.func @f(%x: tensor<4xi8>) {
 func.func @f(%x: tensor<4xf32>) -> tensor<?xf32> {
   %c = tensor.cast %x : tensor<4xf32> to tensor<?xf32>
   return %c : tensor<?xf32>
+}
+
+// -----
+
+tp.mesh @world ["tp" = 2]
+tp.mesh @other ["x" = 2]
+
+// expected-error @+1 {{'func.func' op arg #0 is sharded over @other; the function runs on @world}}
+func.func @f(%x: tensor<4xf32> {tp.sharding = #tp.sharding<@other, [{"x"}]>})
+    attributes {tp.spmd = @world} {
+  return
 }

@@ -1,5 +1,4 @@
-//===- RuntimeCalls.h - Calling the tprt runtime from lowered code *- C++
-//-*-===//
+//===- RuntimeCalls.h - Calling tprt from lowered code ----------*- C++ -*-===//
 //
 // Part of tp-mlir, under the Apache License v2.0 with LLVM Exceptions.
 //
@@ -11,14 +10,32 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TP_CONVERSION_TPTOCPU_RUNTIMECALLS_H
-#define TP_CONVERSION_TPTOCPU_RUNTIMECALLS_H
+#ifndef TP_CONVERSION_COMMON_RUNTIMECALLS_H
+#define TP_CONVERSION_COMMON_RUNTIMECALLS_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <optional>
+#include <string>
 
 namespace mlir::tp {
+
+/// The version of the runtime's call table (TPRT_RT_ABI_VERSION in tprt.h;
+/// CallRuntimeThroughTable.cpp checks that they agree). The manifest records
+/// it, and a runtime of another version refuses the program.
+inline constexpr int64_t kRuntimeAbiVersion = 1;
+
+/// Writes `name` as the manifest writes names: double-quoted, with `"`, `\`
+/// and bytes outside printable ASCII escaped (`\"`, `\\`, `\xHH`), so that
+/// any symbol or axis name survives (runtime/src/Program.cpp reads it).
+void printManifestName(llvm::raw_ostream &os, StringRef name);
+
+/// Reads a name written by printManifestName from the front of `text` and
+/// drops it from there; nothing when `text` does not start with one.
+std::optional<std::string> parseManifestName(StringRef &text);
 
 /// The private declaration of runtime function `name` in `module`, created
 /// at the module's end the first time.
@@ -34,4 +51,4 @@ Value contiguousBuffer(OpBuilder &b, Location loc, Value buffer);
 
 } // namespace mlir::tp
 
-#endif // TP_CONVERSION_TPTOCPU_RUNTIMECALLS_H
+#endif // TP_CONVERSION_COMMON_RUNTIMECALLS_H

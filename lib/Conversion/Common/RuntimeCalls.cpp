@@ -4,11 +4,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tp/Conversion/TPToCPU/RuntimeCalls.h"
+#include "tp/Conversion/Common/RuntimeCalls.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
 
@@ -44,4 +45,48 @@ Value mlir::tp::contiguousBuffer(OpBuilder &b, Location loc, Value buffer) {
       dynamicSizes);
   memref::CopyOp::create(b, loc, buffer, copy);
   return copy;
+}
+
+void mlir::tp::printManifestName(llvm::raw_ostream &os, StringRef name) {
+  os << '"';
+  for (char c : name) {
+    auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\')
+      os << '\\' << c;
+    else if (u < 0x20 || u >= 0x7f)
+      os << "\\x" << llvm::hexdigit(u >> 4, /*LowerCase=*/true)
+         << llvm::hexdigit(u & 0xf, /*LowerCase=*/true);
+    else
+      os << c;
+  }
+  os << '"';
+}
+
+std::optional<std::string> mlir::tp::parseManifestName(StringRef &text) {
+  if (!text.consume_front("\""))
+    return std::nullopt;
+  std::string name;
+  while (!text.empty()) {
+    char c = text.front();
+    text = text.drop_front();
+    if (c == '"')
+      return name;
+    if (c != '\\') {
+      name += c;
+      continue;
+    }
+    if (text.consume_front("\"")) {
+      name += '"';
+    } else if (text.consume_front("\\")) {
+      name += '\\';
+    } else {
+      unsigned byte = 0;
+      if (!text.consume_front("x") || text.size() < 2 ||
+          text.take_front(2).getAsInteger(16, byte))
+        return std::nullopt;
+      name += static_cast<char>(byte);
+      text = text.drop_front(2);
+    }
+  }
+  return std::nullopt;
 }

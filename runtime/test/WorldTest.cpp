@@ -1,0 +1,101 @@
+//===- WorldTest.cpp - Communicator backends by name ----------------------===//
+//
+// Part of tp-mlir, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tprt/tprt.h"
+
+#include "gtest/gtest.h"
+
+#include <string>
+
+namespace {
+
+TEST(WorldTest, RegistryListsLocalFirst) {
+  ASSERT_GE(tprt_num_backends(), 1);
+  EXPECT_STREQ(tprt_backend_name(0), "local");
+  EXPECT_EQ(tprt_backend_name(-1), nullptr);
+  EXPECT_EQ(tprt_backend_name(tprt_num_backends()), nullptr);
+}
+
+TEST(WorldTest, DefaultIsLocalWithEveryRank) {
+  tprt_mesh mesh{2, {2, 3}};
+  tprt_world *world = nullptr;
+  ASSERT_EQ(tprt_world_create(&mesh, nullptr, &world), nullptr);
+  EXPECT_STREQ(tprt_world_backend(world), "local");
+  EXPECT_EQ(tprt_world_mesh(world)->sizes[1], 3);
+  ASSERT_EQ(tprt_world_num_local_ranks(world), 6);
+  for (int64_t i = 0; i < 6; ++i) {
+    EXPECT_EQ(tprt_world_local_rank(world, i), i);
+    tprt_communicator *comm = nullptr;
+    ASSERT_EQ(tprt_world_communicator(world, i, &comm), nullptr);
+    EXPECT_EQ(tprt_communicator_rank(comm), i);
+    EXPECT_STREQ(tprt_communicator_backend(comm), "local");
+  }
+  EXPECT_EQ(tprt_world_local_rank(world, 6), -1);
+  tprt_communicator *comm = nullptr;
+  tprt_status status = tprt_world_communicator(world, 6, &comm);
+  EXPECT_EQ(tprt_status_code(status), TPRT_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(tprt_status_message(status)).find("rank 6"),
+            std::string::npos);
+  tprt_status_free(status);
+  tprt_world_destroy(world);
+}
+
+TEST(WorldTest, UnknownBackendNamesTheKnownOnes) {
+  tprt_mesh mesh{1, {2}};
+  tprt_world_options options{"carrier-pigeon", 0};
+  tprt_world *world = nullptr;
+  tprt_status status = tprt_world_create(&mesh, &options, &world);
+  ASSERT_EQ(tprt_status_code(status), TPRT_INVALID_ARGUMENT);
+  EXPECT_EQ(world, nullptr);
+  std::string message = tprt_status_message(status);
+  EXPECT_NE(message.find("'carrier-pigeon'"), std::string::npos) << message;
+  EXPECT_NE(message.find("local"), std::string::npos) << message;
+  tprt_status_free(status);
+
+  // Sessions pick their backend the same way, and refuse an unknown one
+  // when they are made.
+  tprt_session_options sessionOptions{0, "carrier-pigeon"};
+  tprt_session *session = nullptr;
+  status = tprt_session_create(&mesh, &sessionOptions, &session);
+  EXPECT_EQ(tprt_status_code(status), TPRT_INVALID_ARGUMENT);
+  EXPECT_EQ(session, nullptr);
+  tprt_status_free(status);
+}
+
+TEST(WorldTest, BadMeshIsAnError) {
+  tprt_mesh mesh{1, {0}};
+  tprt_world *world = nullptr;
+  tprt_status status = tprt_world_create(&mesh, nullptr, &world);
+  EXPECT_EQ(tprt_status_code(status), TPRT_INVALID_ARGUMENT);
+  tprt_status_free(status);
+  EXPECT_EQ(tprt_status_code(tprt_world_create(nullptr, nullptr, &world)),
+            TPRT_INVALID_ARGUMENT);
+}
+
+TEST(WorldTest, RankContextStartsWithTheTable) {
+  // Compiled code reads the table pointer at offset 0 of the context.
+  tprt_mesh mesh{1, {1}};
+  tprt_world *world = nullptr;
+  ASSERT_EQ(tprt_world_create(&mesh, nullptr, &world), nullptr);
+  tprt_communicator *comm = nullptr;
+  ASSERT_EQ(tprt_world_communicator(world, 0, &comm), nullptr);
+  tprt_rank_context *ctx = nullptr;
+  ASSERT_EQ(tprt_rank_context_create(comm, &ctx), nullptr);
+  const tprt_rt_table *table = *reinterpret_cast<const tprt_rt_table **>(ctx);
+  EXPECT_EQ(table, tprt_rt_functions());
+  EXPECT_EQ(table->abi_version, TPRT_RT_ABI_VERSION);
+  EXPECT_EQ(table->sgemm, &tprt_rt_sgemm);
+  EXPECT_EQ(table->axis_index, &tprt_rt_axis_index);
+  // A bad axis list is an error kept in the context, not a crash.
+  EXPECT_EQ(table->axis_index(ctx, 1 | (3 << 4)), 0);
+  tprt_status status = tprt_rank_context_take_status(ctx);
+  EXPECT_EQ(tprt_status_code(status), TPRT_INVALID_ARGUMENT);
+  tprt_status_free(status);
+  tprt_rank_context_destroy(ctx);
+  tprt_world_destroy(world);
+}
+
+} // namespace

@@ -1,0 +1,54 @@
+// RUN: tp-opt %s --split-input-file --tp-call-runtime-through-table --verify-diagnostics | FileCheck %s
+
+// A call into the runtime loads the function from the table at the start of
+// the rank context (the slot's byte offset in tprt_rt_table: axis_index is
+// the 7th word) and calls it indirectly; the declaration goes.
+
+// CHECK-LABEL: llvm.func @index
+// CHECK-SAME: (%[[CTX:.*]]: !llvm.ptr)
+// CHECK: %[[AXES:.*]] = llvm.mlir.constant(1 : i64)
+// CHECK: %[[TABLE:.*]] = llvm.load %[[CTX]] : !llvm.ptr -> !llvm.ptr
+// CHECK: %[[SLOT:.*]] = llvm.getelementptr inbounds %[[TABLE]][48] : (!llvm.ptr) -> !llvm.ptr, i8
+// CHECK: %[[FN:.*]] = llvm.load %[[SLOT]] : !llvm.ptr -> !llvm.ptr
+// CHECK: %[[I:.*]] = llvm.call %[[FN]](%[[CTX]], %[[AXES]]) : !llvm.ptr, (!llvm.ptr, i64) -> i64
+// CHECK: llvm.return %[[I]]
+// CHECK-NOT: tprt_rt_axis_index
+llvm.func @tprt_rt_axis_index(!llvm.ptr, i64) -> i64
+llvm.func @index(%ctx: !llvm.ptr) -> i64 {
+  %axes = llvm.mlir.constant(1 : i64) : i64
+  %i = llvm.call @tprt_rt_axis_index(%ctx, %axes) : (!llvm.ptr, i64) -> i64
+  llvm.return %i : i64
+}
+
+// -----
+
+// Every call site is rewritten, and calls into other functions are left.
+
+// CHECK-LABEL: llvm.func @gemm_twice
+// CHECK: llvm.getelementptr inbounds %{{.*}}[56] : (!llvm.ptr) -> !llvm.ptr, i8
+// CHECK: llvm.call %{{.*}}(%{{.*}}) : !llvm.ptr, (!llvm.ptr
+// CHECK: llvm.getelementptr inbounds %{{.*}}[56] : (!llvm.ptr) -> !llvm.ptr, i8
+// CHECK: llvm.call %{{.*}}(%{{.*}}) : !llvm.ptr, (!llvm.ptr
+// CHECK: llvm.call @helper()
+llvm.func @tprt_rt_sgemm(!llvm.ptr, i32, i32, i64, i64, i64, !llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr, i64, i64, i64, i64, i64, i64, i64, i64, i64)
+llvm.func @helper()
+llvm.func @gemm_twice(%ctx: !llvm.ptr, %p: !llvm.ptr, %n: i64, %t: i32) {
+  llvm.call @tprt_rt_sgemm(%ctx, %t, %t, %n, %n, %n, %p, %n, %p, %n, %p, %n, %n, %n, %n, %n, %n, %n, %n, %n) : (!llvm.ptr, i32, i32, i64, i64, i64, !llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr, i64, i64, i64, i64, i64, i64, i64, i64, i64) -> ()
+  llvm.call @tprt_rt_sgemm(%ctx, %t, %t, %n, %n, %n, %p, %n, %p, %n, %p, %n, %n, %n, %n, %n, %n, %n, %n, %n) : (!llvm.ptr, i32, i32, i64, i64, i64, !llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr, i64, i64, i64, i64, i64, i64, i64, i64, i64) -> ()
+  llvm.call @helper() : () -> ()
+  llvm.return
+}
+
+// -----
+
+// expected-error @below {{'tprt_rt_frobnicate' is not an entry point of the tprt runtime (tprt_rt_table, ABI version 1)}}
+llvm.func @tprt_rt_frobnicate(!llvm.ptr)
+llvm.func @f(%ctx: !llvm.ptr) {
+  llvm.call @tprt_rt_frobnicate(%ctx) : (!llvm.ptr) -> ()
+  llvm.return
+}
+
+// -----
+
+// expected-error @below {{'tprt_rt_axis_index' must take the rank context (!llvm.ptr) first}}
+llvm.func @tprt_rt_axis_index(i64) -> i64
