@@ -1,5 +1,4 @@
-//===- tp-compile.cpp - MLIR to a program library
-//--------------------------===//
+//===- tp-compile.cpp - MLIR to a program library ------------------------===//
 //
 // Part of tp-mlir, under the Apache License v2.0 with LLVM Exceptions.
 //
@@ -15,9 +14,11 @@
 //    the host CPU, in-process.
 // 4. Links it into a shared library with the system C compiler. The library
 //    exports `tprt_manifest` and one `tprt_entry_<function>` per function;
-//    the tprt_rt_* calls are resolved by the runtime that loads it.
+//    it calls the runtime through the rank context's table.
 //
-// --unsharded strips every sharding first (the one-device reference);
+// --sequence-parallel and --replicate-open-boundaries are --tp-spmd's
+// options; --unsharded strips every sharding first (the one-device
+// reference);
 // --emit=mlir|llvm|obj|so stops after the named stage. Exit codes: 0 on
 // success, 1 when the input does not compile (with its diagnostics), 2 for
 // a bad command line or a failing tool.
@@ -61,30 +62,44 @@ namespace {
 enum class Target { CPU };
 enum class Emit { MLIR, LLVM, Object, Library };
 
+cl::OptionCategory category("tp-compile options");
+
 cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.mlir>"),
-                               cl::Required);
+                               cl::Required, cl::cat(category));
 cl::opt<std::string> outputFile("o", cl::desc("Output file"),
-                                cl::value_desc("model.so"), cl::Required);
-cl::opt<Target> target("target", cl::desc("Where the program runs"),
-                       cl::values(clEnumValN(Target::CPU, "cpu",
-                                             "host CPU, tprt local/MPI "
-                                             "communicators")),
-                       cl::init(Target::CPU));
+                                cl::value_desc("model.so"), cl::Required,
+                                cl::cat(category));
+cl::opt<Target> target(
+    "target", cl::desc("Where the program runs"), cl::cat(category),
+    cl::values(clEnumValN(Target::CPU, "cpu",
+                          "the host CPU (OpenBLAS, tprt's CPU communicators)")),
+    cl::init(Target::CPU));
 cl::opt<Emit> emit(
     "emit", cl::desc("Stop after a stage"),
     cl::values(clEnumValN(Emit::MLIR, "mlir", "lowered MLIR (LLVM dialect)"),
                clEnumValN(Emit::LLVM, "llvm", "optimized LLVM IR"),
                clEnumValN(Emit::Object, "obj", "object file"),
                clEnumValN(Emit::Library, "so", "shared library")),
-    cl::init(Emit::Library));
+    cl::init(Emit::Library), cl::cat(category));
+cl::opt<bool> sequenceParallel(
+    "sequence-parallel",
+    cl::desc("--tp-spmd's sequence-parallel: token-wise ops between blocks "
+             "run on split tokens (reduce_scatter + all_gather instead of "
+             "all_reduce)"),
+    cl::init(false), cl::cat(category));
+cl::opt<bool> replicateOpenBoundaries(
+    "replicate-open-boundaries",
+    cl::desc("--tp-spmd's replicate-open-boundaries: unannotated arguments "
+             "and results start replicated instead of open"),
+    cl::init(false), cl::cat(category));
 cl::opt<bool> unsharded(
     "unsharded",
     cl::desc("Compile the model without its shardings, for one device (the "
              "reference that tp-run --verify compares against); needs global "
              "form"),
-    cl::init(false));
+    cl::init(false), cl::cat(category));
 cl::opt<std::string> linker("cc", cl::desc("C compiler used to link"),
-                            cl::init("cc"));
+                            cl::init("cc"), cl::cat(category));
 
 /// True when the module declares meshes but no function is in local form.
 bool isGlobalForm(ModuleOp module) {
@@ -106,10 +121,20 @@ int fail(const llvm::Twine &message) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
-  cl::ParseCommandLineOptions(
-      argc, argv,
-      "tp-compile: compiles a tp-mlir model (global or local form) into a "
-      "program library for the tprt runtime\n");
+  // --help lists these options only, not every LLVM backend flag; a bad
+  // command line is exit code 2, like every other usage error.
+  cl::HideUnrelatedOptions(category);
+  if (!cl::ParseCommandLineOptions(
+          argc, argv,
+          "tp-compile: compiles a tp-mlir model (global or local form) into a "
+          "program library for the tprt runtime\n\n"
+          "Exit codes: 0 compiled, 1 the model does not compile (diagnostics "
+          "printed), 2 a bad command line or a failing tool.\n",
+          &llvm::errs()))
+    return 2;
+  if (unsharded && (sequenceParallel || replicateOpenBoundaries))
+    return fail("--unsharded compiles without shardings; it takes no "
+                "--tp-spmd option");
 
   DialectRegistry registry;
   tp::registerAllDialects(registry);
@@ -135,8 +160,16 @@ int main(int argc, char **argv) {
   PassManager pm(&context);
   if (unsharded)
     pm.addPass(tp::createStripShardingsPass());
-  else if (isGlobalForm(*module))
-    tp::buildSPMDPipeline(pm, tp::SPMDPipelineOptions());
+  else if (isGlobalForm(*module)) {
+    tp::SPMDPipelineOptions spmd;
+    spmd.sequenceParallel = sequenceParallel;
+    spmd.replicateOpenBoundaries = replicateOpenBoundaries;
+    tp::buildSPMDPipeline(pm, spmd);
+  } else if (sequenceParallel || replicateOpenBoundaries) {
+    return fail("'" + inputFile +
+                "' is in local form already; --sequence-parallel and "
+                "--replicate-open-boundaries apply to global form");
+  }
   tp::buildLowerToCPUPipeline(pm);
   if (failed(pm.run(*module)))
     return 1;

@@ -129,23 +129,41 @@ bool tprun::readNpy(const std::string &path, Array &array, std::string &error) {
   array.shape.clear();
   std::stringstream dims(m[1].str());
   std::string item;
+  auto badShape = [&](const std::string &why) {
+    error = "'" + path + "' has a bad shape (" + m[1].str() + "): " + why;
+    return false;
+  };
   while (std::getline(dims, item, ',')) {
-    if (item.find_first_not_of(" ") == std::string::npos)
+    size_t first = item.find_first_not_of(" "),
+           last = item.find_last_not_of(" ");
+    if (first == std::string::npos)
       continue;
-    try {
-      array.shape.push_back(std::stoll(item));
-    } catch (...) {
-      error = "'" + path + "' has a bad shape '" + m[1].str() + "'";
-      return false;
-    }
+    item = item.substr(first, last - first + 1);
+    if (item.find_first_not_of("0123456789") != std::string::npos ||
+        item.size() > 18)
+      return badShape("'" + item + "' is not a size (a non-negative integer)");
+    array.shape.push_back(std::stoll(item));
   }
   if (array.shape.size() > TPRT_MAX_TENSOR_RANK) {
     error = "'" + path + "' has rank " + std::to_string(array.shape.size()) +
             "; at most " + std::to_string(TPRT_MAX_TENSOR_RANK);
     return false;
   }
-  size_t bytes =
-      static_cast<size_t>(array.numElements()) * tprt_dtype_size(array.dtype);
+  // The data must be in the file: no allocation beyond what is there.
+  std::streampos dataStart = in.tellg();
+  in.seekg(0, std::ios::end);
+  auto available = static_cast<uint64_t>(in.tellg() - dataStart);
+  in.seekg(dataStart);
+  uint64_t bytes = tprt_dtype_size(array.dtype);
+  for (int64_t d : array.shape) {
+    if (d != 0 && bytes > available / static_cast<uint64_t>(d)) {
+      error = "'" + path + "' is truncated: its shape (" + m[1].str() +
+              ") needs more than the " + std::to_string(available) +
+              " bytes of data it has";
+      return false;
+    }
+    bytes *= static_cast<uint64_t>(d);
+  }
   array.bytes.resize(bytes);
   if (!in.read(array.bytes.data(), static_cast<std::streamsize>(bytes))) {
     error = "'" + path + "' is truncated: expected " + std::to_string(bytes) +

@@ -19,7 +19,8 @@
 //    per result, the max absolute and relative error and PASS or FAIL
 //    (relative to the largest reference magnitude; tolerance 1e-5 for f32
 //    and f64, 1e-2 for f16 and bf16, exact for integers).
-// 5. --output-dir writes result<i>.npy, only once everything succeeded.
+// 5. --output-dir writes result<i>.npy, only once everything succeeded (and
+//    verification, if asked for, passed).
 // --repeat N runs N times and prints the best wall time (for benchmarks);
 // --all-entries runs (and verifies) every function of the program.
 //
@@ -31,11 +32,14 @@
 #include "Npy.h"
 #include "tprt/tprt.h"
 
+#include <cerrno>
 #include <chrono>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <malloc.h>
 #include <random>
@@ -67,15 +71,54 @@ struct Options {
   int repeat = 1;
   bool allEntries = false;
   std::string tpCompile;
+  std::vector<std::string> spmdOptions; // passed to tp-compile
 };
 
-const char *kUsage =
-    "usage: tp-run {model.mlir | model.so} [--entry NAME]\n"
-    "              [--inputs a.npy,b.npy | --random-inputs [--seed N]]\n"
-    "              [--output-dir DIR] [--verify] [--backend cpu] [--profile]\n"
-    "              [--comm local] [--timeout-ms N] [--repeat N] "
-    "[--all-entries]\n"
-    "              [--tp-compile PATH]\n";
+const char *kUsage = "usage: tp-run {model.mlir | model.so} [options]\n";
+
+const char *kHelp =
+    "Runs a compiled tp-mlir program on every device of its mesh (one thread\n"
+    "per device on the CPU), inputs scattered by their shardings, results\n"
+    "gathered. A .mlir model is compiled with tp-compile first.\n"
+    "\n"
+    "  --entry NAME                 the function to run (default: the first)\n"
+    "  --all-entries                run (and verify) every function; needs\n"
+    "                               --random-inputs\n"
+    "  --inputs a.npy,b.npy         the inputs, one .npy per argument\n"
+    "  --random-inputs              random inputs instead\n"
+    "  --seed N                     their seed (default 0)\n"
+    "  --output-dir DIR             write result<i>.npy there when the run\n"
+    "                               (and --verify) succeeded\n"
+    "  --verify                     also run the unsharded model on one\n"
+    "                               device and compare every result\n"
+    "  --backend cpu                where the program runs\n"
+    "  --comm NAME                  the communicator backend (default local)\n"
+    "  --timeout-ms N               how long a rank waits for its group\n"
+    "                               (default 60000 or TPRT_TIMEOUT_MS)\n"
+    "  --profile                    time by kind of op: GEMMs, collectives,\n"
+    "                               the rest\n"
+    "  --repeat N                   run N times, print the best wall time\n"
+    "  --sequence-parallel          compile with --tp-spmd's "
+    "sequence-parallel\n"
+    "  --replicate-open-boundaries  compile with --tp-spmd's\n"
+    "                               replicate-open-boundaries\n"
+    "  --tp-compile PATH            the tp-compile to use (default: the one\n"
+    "                               next to tp-run)\n"
+    "  --help                       this text\n"
+    "\n"
+    "Exit codes: 0 ran (and passed), 1 verification failed, 2 bad input or a\n"
+    "runtime error (with a message).\n";
+
+/// The temporary directory of this run, removed however tp-run exits.
+std::string temporaryDir;
+
+void removeTemporaryDir() {
+  if (temporaryDir.empty())
+    return;
+  std::error_code ignored;
+  std::filesystem::remove_all(temporaryDir, ignored);
+  temporaryDir.clear();
+}
 
 [[noreturn]] void fail(const std::string &message) {
   std::cerr << "tp-run: error: " << message << "\n";
@@ -96,10 +139,22 @@ Options parse(int argc, char **argv) {
       fail(flag + " needs a value\n" + kUsage);
     return argv[++i];
   };
+  // A whole decimal integer in [lo, hi], or a usage error naming the flag.
+  auto integer = [&](int &i, const std::string &flag, int64_t lo,
+                     int64_t hi) -> int64_t {
+    std::string text = value(i, flag);
+    errno = 0;
+    char *end = nullptr;
+    long long v = std::strtoll(text.c_str(), &end, 10);
+    if (text.empty() || errno != 0 || *end != '\0' || v < lo || v > hi)
+      fail(flag + " takes an integer in [" + std::to_string(lo) + ", " +
+           std::to_string(hi) + "]; got '" + text + "'");
+    return v;
+  };
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--help" || a == "-h") {
-      std::cout << kUsage;
+      std::cout << kUsage << "\n" << kHelp;
       std::exit(0);
     } else if (a == "--entry") {
       o.entry = value(i, a);
@@ -112,7 +167,7 @@ Options parse(int argc, char **argv) {
     } else if (a == "--random-inputs") {
       o.randomInputs = true;
     } else if (a == "--seed") {
-      o.seed = std::strtoull(value(i, a).c_str(), nullptr, 10);
+      o.seed = static_cast<uint64_t>(integer(i, a, 0, INT64_MAX));
     } else if (a == "--output-dir") {
       o.outputDir = value(i, a);
     } else if (a == "--verify") {
@@ -136,13 +191,14 @@ Options parse(int argc, char **argv) {
         fail("unknown communicator '" + o.comm + "'; this build has: " + names);
       }
     } else if (a == "--timeout-ms") {
-      o.timeoutMs = std::strtoll(value(i, a).c_str(), nullptr, 10);
+      o.timeoutMs = integer(i, a, 1, INT64_MAX / 1000000);
     } else if (a == "--all-entries") {
       o.allEntries = true;
     } else if (a == "--repeat") {
-      o.repeat = std::atoi(value(i, a).c_str());
-      if (o.repeat < 1)
-        fail("--repeat needs a positive count");
+      o.repeat = static_cast<int>(integer(i, a, 1, 1000000));
+    } else if (a == "--sequence-parallel" ||
+               a == "--replicate-open-boundaries") {
+      o.spmdOptions.push_back(a);
     } else if (a == "--tp-compile") {
       o.tpCompile = value(i, a);
     } else if (!a.empty() && a[0] == '-') {
@@ -185,6 +241,8 @@ void compile(const Options &o, const std::string &output, bool unsharded) {
   std::vector<std::string> args = {tool, o.model, "-o", output};
   if (unsharded)
     args.push_back("--unsharded");
+  else
+    args.insert(args.end(), o.spmdOptions.begin(), o.spmdOptions.end());
   std::vector<char *> argv;
   for (std::string &a : args)
     argv.push_back(a.data());
@@ -463,7 +521,10 @@ int runOne(const Options &o, tprt_program *program, int32_t function,
   }
 
   // 5. Outputs, once everything succeeded.
-  if (!o.outputDir.empty()) {
+  if (!o.outputDir.empty() && exitCode != 0) {
+    std::cerr << "tp-run: not writing results to '" << o.outputDir
+              << "': verification failed\n";
+  } else if (!o.outputDir.empty()) {
     mkdir(o.outputDir.c_str(), 0755);
     for (size_t i = 0; i < result.outputs.size(); ++i) {
       std::string error;
@@ -491,10 +552,12 @@ int main(int argc, char **argv) {
   std::string library = o.model;
   std::string reference;
   if (endsWith(o.model, ".mlir")) {
-    char dir[] = "/tmp/tp-run-XXXXXX";
-    if (!mkdtemp(dir))
+    std::string pattern =
+        (std::filesystem::temp_directory_path() / "tp-run-XXXXXX").string();
+    if (!mkdtemp(pattern.data()))
       fail("cannot create a temporary directory");
-    temp = dir;
+    temp = temporaryDir = pattern;
+    std::atexit(removeTemporaryDir);
     library = temp + "/program.so";
     compile(o, library, /*unsharded=*/false);
     if (o.verify) {
@@ -506,14 +569,7 @@ int main(int argc, char **argv) {
          "unsharded reference from it); got '" +
          o.model + "'");
   }
-  auto cleanup = [&] {
-    if (!temp.empty()) {
-      std::remove(library.c_str());
-      if (!reference.empty())
-        std::remove(reference.c_str());
-      rmdir(temp.c_str());
-    }
-  };
+  auto cleanup = [&] { removeTemporaryDir(); };
   tprt_program *program = nullptr;
   if (tprt_status s = tprt_program_load(library.c_str(), &program)) {
     cleanup();
