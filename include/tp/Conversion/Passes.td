@@ -50,6 +50,34 @@ def RecordManifestPass : Pass<"tp-record-manifest", "::mlir::ModuleOp"> {
   let dependentDialects = [];
 }
 
+def CopyRepeatedResultsPass
+    : Pass<"tp-copy-repeated-results", "::mlir::ModuleOp"> {
+  let summary = "A tensor returned more than once is copied for each repeat, so that every result is its own buffer";
+  let description = [{
+    Results become out-parameters, one buffer each. A function that returns
+    the same tensor twice would need one buffer to be two out-parameters,
+    and MLIR 22's `buffer-results-to-out-params` with hoisted allocations
+    (as `--tp-lower-to-cpu` runs it) crashes on it. This pass gives each
+    repeat its own copy (`linalg.copy` into a `tensor.empty`). Part of
+    `--tp-lower-to-cpu`, before bufferization.
+
+    Example:
+
+    ```mlir
+    return %y, %y : tensor<4xf32>, tensor<4xf32>
+    ```
+
+    becomes
+
+    ```mlir
+    %e = tensor.empty() : tensor<4xf32>
+    %c = linalg.copy ins(%y : tensor<4xf32>) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+    return %y, %c : tensor<4xf32>, tensor<4xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"];
+}
+
 def DecomposeAggregatesPass
     : Pass<"tp-decompose-aggregates", "::mlir::ModuleOp"> {
   let summary = "Decomposes aggregate linalg ops (linalg.softmax) into the structured ops that lower to loops";

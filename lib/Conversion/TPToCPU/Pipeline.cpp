@@ -21,6 +21,7 @@ using namespace mlir::tp;
 
 void mlir::tp::buildLowerToCPUPipeline(OpPassManager &pm) {
   pm.addPass(createRecordManifestPass());
+  pm.addPass(createCopyRepeatedResultsPass());
   // Elementwise ops on tensors (math.tanh %t, arith.addf %a, %b) become
   // linalg.generic, which bufferizes.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());

@@ -60,14 +60,3 @@ func.func @f(%x: tensor<4xf32>) -> tensor<?xf32> {
   %c = tensor.cast %x : tensor<4xf32> to tensor<?xf32>
   return %c : tensor<?xf32>
 }
-
-// -----
-
-tp.mesh @world ["tp" = 2]
-tp.mesh @other ["x" = 2]
-
-// expected-error @+1 {{'func.func' op arg #0 is sharded over @other; the function runs on @world}}
-func.func @f(%x: tensor<4xf32> {tp.sharding = #tp.sharding<@other, [{"x"}]>})
-    attributes {tp.spmd = @world} {
-  return
-}

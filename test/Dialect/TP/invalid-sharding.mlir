@@ -207,3 +207,17 @@ tp.mesh @world ["tp" = 4]
 func.func @f(%x: tensor<8xf32> {tp.sharding = #tp.sharding<@world, [{"tp"}] }) {
   return
 }
+
+// -----
+
+// Tests that a function in local form takes and returns values sharded over
+// the mesh it runs on, not another one.
+
+tp.mesh @world ["tp" = 2]
+tp.mesh @other ["x" = 2]
+
+// expected-error @+1 {{'func.func' op argument #0: is sharded over @other but the function runs on @world (tp.spmd)}}
+func.func @f(%x: tensor<4xf32> {tp.sharding = #tp.sharding<@other, [{"x"}]>})
+    attributes {tp.spmd = @world} {
+  return
+}

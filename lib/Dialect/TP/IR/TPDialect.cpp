@@ -65,6 +65,14 @@ static LogicalResult verifyFunctionSharding(Operation *op, bool isResult,
   if (index >= types.size())
     return emitError() << "no such " << what;
   bool local = op->hasAttr(TPDialect::kSpmdAttrName);
+  // A function in local form runs on one mesh; its arguments and results
+  // are sharded over that mesh (the runtime scatters and gathers by it).
+  if (auto spmd =
+          op->getAttrOfType<FlatSymbolRefAttr>(TPDialect::kSpmdAttrName);
+      spmd && sharding.getMesh() != spmd)
+    return emitError() << "is sharded over " << sharding.getMesh()
+                       << " but the function runs on " << spmd << " ("
+                       << TPDialect::kSpmdAttrName << ")";
   return verifyShardingFor(sharding, types[index], op, local, emitError);
 }
 

@@ -6,6 +6,8 @@
 
 #include "tp/Dialect/TP/Transforms/CostModel.h"
 
+#include "mlir/IR/BuiltinTypes.h"
+
 #include "llvm/Support/ErrorHandling.h"
 
 using namespace mlir;
@@ -59,4 +61,17 @@ StringRef mlir::tp::collectiveFormula(CollectiveKind kind) {
     return "0";
   }
   llvm_unreachable("unknown collective kind");
+}
+
+double mlir::tp::elementBytes(Type type) {
+  if (type.isIntOrFloat())
+    return std::max<double>(1, type.getIntOrFloatBitWidth() / 8);
+  if (isa<IndexType>(type))
+    return 8;
+  if (auto complex = dyn_cast<ComplexType>(type))
+    return 2 * elementBytes(complex.getElementType());
+  if (auto vector = dyn_cast<VectorType>(type); vector && !vector.isScalable())
+    return static_cast<double>(vector.getNumElements()) *
+           elementBytes(vector.getElementType());
+  return 8;
 }

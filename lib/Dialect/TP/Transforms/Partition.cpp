@@ -24,6 +24,7 @@
 #include "tp/Dialect/TP/IR/TPInterfaces.h"
 #include "tp/Dialect/TP/IR/TPOps.h"
 #include "tp/Dialect/TP/Transforms/Resharding.h"
+#include "tp/Dialect/TP/Transforms/Structure.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
@@ -301,6 +302,9 @@ LogicalResult FunctionPartitioner::partition(Operation *op) {
           "queries a dimension of a split tensor by a non-constant index; "
           "its global size is not known here");
     }
+    if (*index < 0 || *index >= static_cast<int64_t>(sharding.getRank()))
+      return op->emitOpError() << "queries dimension " << *index
+                               << " of a tensor of rank " << sharding.getRank();
     int64_t group = mesh.getGroupSize(dimAxes(source, *index));
     if (group == 1)
       return success();
@@ -475,6 +479,8 @@ struct PartitionPass : public tp::impl::PartitionPassBase<PartitionPass> {
       MeshOp mesh = functionMesh(func, symbols);
       if (!mesh)
         continue;
+      if (failed(checkShardableStructure(func)))
+        return signalPassFailure();
       FunctionPartitioner partitioner(func, mesh);
       if (failed(partitioner.run()))
         return signalPassFailure();

@@ -34,6 +34,7 @@
 #include "tp/Dialect/TP/IR/TPInterfaces.h"
 #include "tp/Dialect/TP/IR/TPOps.h"
 #include "tp/Dialect/TP/Transforms/CostModel.h"
+#include "tp/Dialect/TP/Transforms/Structure.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -289,7 +290,7 @@ int64_t FunctionPropagator::groupSize(ArrayRef<StringRef> axes) {
 
 double FunctionPropagator::localBytes(Value v, const Sharding &s) {
   auto type = cast<RankedTensorType>(v.getType());
-  double bytes = std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+  double bytes = elementBytes(type.getElementType());
   for (auto [d, size] : llvm::enumerate(type.getShape())) {
     double dim = ShapedType::isDynamic(size) ? 1.0 : static_cast<double>(size);
     if (d < s.dims.size())
@@ -1289,6 +1290,8 @@ struct PropagatePass : public tp::impl::PropagatePassBase<PropagatePass> {
           continue;
         *mesh = meshes.front();
       }
+      if (failed(checkSingleBlock(func)))
+        return signalPassFailure();
       PropagatePassOptions options{replicateOpenBoundaries, recordOrigins,
                                    sequenceParallel};
       FunctionPropagator propagator(func, *mesh, options);

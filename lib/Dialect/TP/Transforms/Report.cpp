@@ -78,7 +78,7 @@ template <typename T> std::string str(const T &thing) {
 }
 
 double typeBytes(ShapedType type) {
-  double bytes = std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+  double bytes = elementBytes(type.getElementType());
   for (int64_t size : type.getShape())
     bytes *= ShapedType::isDynamic(size) ? 1.0 : static_cast<double>(size);
   return bytes;

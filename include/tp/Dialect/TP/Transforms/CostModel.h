@@ -23,6 +23,7 @@
 #ifndef TP_DIALECT_TP_TRANSFORMS_COSTMODEL_H
 #define TP_DIALECT_TP_TRANSFORMS_COSTMODEL_H
 
+#include "mlir/IR/Types.h"
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/StringRef.h"
 
@@ -43,6 +44,11 @@ StringRef stringifyCollectiveKind(CollectiveKind kind);
 /// Bytes one device sends for `kind` over `groupSize` devices on a tensor of
 /// `bytes` (see the file comment for which tensor).
 double collectiveBytes(CollectiveKind kind, int64_t groupSize, double bytes);
+
+/// Bytes of one element of `type`: integers and floats by their width (at
+/// least one byte), `index` as 64 bits, complex numbers and vectors by their
+/// parts; any other type as one pointer (8 bytes).
+double elementBytes(Type type);
 
 /// The formula used, as text (`2(n-1)/n*S`), for reports.
 StringRef collectiveFormula(CollectiveKind kind);
