@@ -61,6 +61,24 @@ tprt_status checkDivisible(const tprt_communicator *comm, const tprt_axes *axes,
   return nullptr;
 }
 
+/// `in` and `out` (of `inBytes` and `outBytes`) must not overlap, except
+/// that all_reduce may work in place (`in == out`): members read each
+/// other's inputs while they write their outputs.
+tprt_status checkOverlap(const void *in, size_t inBytes, const void *out,
+                         size_t outBytes, bool inPlaceAllowed,
+                         const char *what) {
+  auto a = reinterpret_cast<uintptr_t>(in),
+       b = reinterpret_cast<uintptr_t>(out);
+  if (inBytes == 0 || outBytes == 0 || a + inBytes <= b || b + outBytes <= a)
+    return nullptr;
+  if (inPlaceAllowed && a == b && inBytes == outBytes)
+    return nullptr;
+  return error(TPRT_INVALID_ARGUMENT, what,
+               ": the output buffer overlaps the input buffer",
+               inPlaceAllowed ? " (only exactly in place is allowed)"
+                              : " (this collective cannot run in place)");
+}
+
 /// Runs `call`, counting it in the rank's statistics.
 template <typename Call>
 tprt_status counted(tprt_communicator *comm, tprt_collective_kind kind,
@@ -101,6 +119,9 @@ tprt_status tprt_all_reduce(tprt_communicator *comm, const void *in, void *out,
   if (!isValidReduction(reduction))
     return error(TPRT_INVALID_ARGUMENT, what, ": unknown reduction ",
                  static_cast<int>(reduction));
+  size_t bytes = static_cast<size_t>(count) * tprt_dtype_size(dtype);
+  if (tprt_status status = checkOverlap(in, bytes, out, bytes, true, what))
+    return status;
   return counted(
       comm, TPRT_ALL_REDUCE,
       count * static_cast<int64_t>(tprt_dtype_size(dtype)),
@@ -116,6 +137,13 @@ tprt_status tprt_all_gather(tprt_communicator *comm, const void *in, void *out,
   if (tprt_status status = checkShape(in_shape, rank, what))
     return status;
   if (tprt_status status = checkDim(dim, rank, what, "dim"))
+    return status;
+  size_t inBytes =
+      static_cast<size_t>(product(in_shape, rank)) * tprt_dtype_size(dtype);
+  if (tprt_status status = checkOverlap(
+          in, inBytes, out,
+          inBytes * static_cast<size_t>(tprt_group_size(&comm->mesh(), axes)),
+          false, what))
     return status;
   return counted(
       comm, TPRT_ALL_GATHER,
@@ -143,6 +171,13 @@ tprt_status tprt_reduce_scatter(tprt_communicator *comm, const void *in,
   if (!isValidReduction(reduction))
     return error(TPRT_INVALID_ARGUMENT, what, ": unknown reduction ",
                  static_cast<int>(reduction));
+  size_t inBytes =
+      static_cast<size_t>(product(in_shape, rank)) * tprt_dtype_size(dtype);
+  if (tprt_status status = checkOverlap(
+          in, inBytes, out,
+          inBytes / static_cast<size_t>(tprt_group_size(&comm->mesh(), axes)),
+          false, what))
+    return status;
   return counted(comm, TPRT_REDUCE_SCATTER,
                  product(in_shape, rank) *
                      static_cast<int64_t>(tprt_dtype_size(dtype)),
@@ -167,6 +202,10 @@ tprt_status tprt_all_to_all(tprt_communicator *comm, const void *in, void *out,
     return status;
   if (tprt_status status =
           checkDivisible(comm, axes, in_shape, rank, split_dim, what))
+    return status;
+  size_t bytes =
+      static_cast<size_t>(product(in_shape, rank)) * tprt_dtype_size(dtype);
+  if (tprt_status status = checkOverlap(in, bytes, out, bytes, false, what))
     return status;
   return counted(comm, TPRT_ALL_TO_ALL,
                  product(in_shape, rank) *

@@ -99,3 +99,44 @@ TEST(WorldTest, RankContextStartsWithTheTable) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(WorldTest, OverlappingBuffersAreRefused) {
+  // A collective into its own input would read what it already overwrote;
+  // only all_reduce exactly in place is allowed.
+  tprt_mesh mesh{1, {1}};
+  tprt_world *world = nullptr;
+  ASSERT_EQ(tprt_world_create(&mesh, nullptr, &world), nullptr);
+  tprt_communicator *comm = nullptr;
+  ASSERT_EQ(tprt_world_communicator(world, 0, &comm), nullptr);
+  tprt_axes axes{1, {0}};
+  float data[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  int64_t shape[1] = {4};
+  auto expectRefused = [](tprt_status status) {
+    EXPECT_EQ(tprt_status_code(status), TPRT_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(tprt_status_message(status)).find("overlaps"),
+              std::string::npos)
+        << tprt_status_message(status);
+    tprt_status_free(status);
+  };
+  expectRefused(
+      tprt_all_gather(comm, data, data, shape, 1, 0, TPRT_F32, &axes));
+  expectRefused(
+      tprt_all_gather(comm, data, data + 2, shape, 1, 0, TPRT_F32, &axes));
+  expectRefused(
+      tprt_all_to_all(comm, data, data + 1, shape, 1, 0, 0, TPRT_F32, &axes));
+  expectRefused(tprt_reduce_scatter(comm, data, data + 3, shape, 1, 0, TPRT_F32,
+                                    TPRT_SUM, &axes));
+  expectRefused(
+      tprt_all_reduce(comm, data, data + 1, 4, TPRT_F32, TPRT_SUM, &axes));
+  // Exactly in place, and disjoint, are fine.
+  EXPECT_EQ(tprt_all_reduce(comm, data, data, 4, TPRT_F32, TPRT_SUM, &axes),
+            nullptr);
+  EXPECT_EQ(tprt_all_gather(comm, data, data + 4, shape, 1, 0, TPRT_F32, &axes),
+            nullptr);
+  EXPECT_EQ(data[5], 2.0f);
+  tprt_world_destroy(world);
+}
+
+} // namespace

@@ -183,7 +183,8 @@ TPRT_API tprt_status tprt_gather_shards(const tprt_mesh *mesh,
  * every member return TPRT_MISMATCH, and a member that never comes makes the
  * others return TPRT_TIMEOUT, then the world is aborted: later calls on any
  * rank return TPRT_ABORTED at once. Buffers are the rank's local tensors;
- * `in` may equal `out` for all_reduce only. */
+ * `in` may equal `out` for all_reduce only; any other overlap of a
+ * member's input and output buffers is TPRT_INVALID_ARGUMENT. */
 typedef struct tprt_communicator_s tprt_communicator;
 
 TPRT_API int64_t tprt_communicator_rank(const tprt_communicator *comm);
