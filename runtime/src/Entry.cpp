@@ -14,6 +14,7 @@
 
 #include <cblas.h>
 #include <cstring>
+#include <new>
 
 using namespace tprt;
 
@@ -72,7 +73,9 @@ tprt_status tprt_rank_context_create(tprt_communicator *comm,
                                      tprt_rank_context **ctx) {
   if (!comm)
     return error(TPRT_INVALID_ARGUMENT, "rank context: communicator is null");
-  *ctx = new tprt_rank_context_s{tprt_rt_functions(), comm};
+  *ctx = new (std::nothrow) tprt_rank_context_s{tprt_rt_functions(), comm};
+  if (!*ctx)
+    return error(TPRT_INTERNAL, "rank context: out of memory");
   return nullptr;
 }
 

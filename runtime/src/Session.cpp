@@ -78,13 +78,17 @@ tprt_status tprt_session_create(const tprt_mesh *mesh,
                                 tprt_session **session) {
   if (tprt_status status = tprt_mesh_check(mesh))
     return status;
-  auto created = std::make_unique<tprt_session_s>();
-  created->mesh = *mesh;
-  if (options) {
-    created->timeoutMs = options->timeout_ms;
-    if (options->backend && *options->backend)
+  std::unique_ptr<tprt_session_s> created;
+  try {
+    created = std::make_unique<tprt_session_s>();
+    if (options && options->backend && *options->backend)
       created->backend = options->backend;
+  } catch (const std::exception &e) {
+    return error(TPRT_INTERNAL, "session: ", e.what());
   }
+  created->mesh = *mesh;
+  if (options)
+    created->timeoutMs = options->timeout_ms;
   // An unknown backend fails here, not at the first run.
   tprt_world_options worldOptions{created->backend.c_str(), created->timeoutMs};
   tprt_world *world = nullptr;
@@ -97,10 +101,14 @@ tprt_status tprt_session_create(const tprt_mesh *mesh,
 
 void tprt_session_destroy(tprt_session *session) { delete session; }
 
-tprt_status tprt_session_run(tprt_session *session, const tprt_program *program,
-                             int32_t function, const tprt_host_tensor *inputs,
-                             int32_t num_inputs, tprt_host_tensor *outputs,
-                             int32_t num_outputs) {
+} // extern "C"
+
+namespace {
+
+tprt_status runSession(tprt_session *session, const tprt_program *program,
+                       int32_t function, const tprt_host_tensor *inputs,
+                       int32_t num_inputs, tprt_host_tensor *outputs,
+                       int32_t num_outputs) {
   if (!session || !program)
     return error(TPRT_INVALID_ARGUMENT, "session or program is null");
   if (function < 0 || function >= tprt_program_num_functions(program))
@@ -171,7 +179,14 @@ tprt_status tprt_session_run(tprt_session *session, const tprt_program *program,
   session->stats.assign(numRanks, {});
   session->seconds.assign(numRanks, 0);
   session->profiles.assign(numRanks, {});
+  // Everything a rank needs is allocated here: nothing in a rank's thread
+  // can throw.
+  std::vector<std::vector<void *>> pointers(numRanks);
+  for (int64_t rank = 0; rank < numRanks; ++rank)
+    for (std::vector<char> &buffer : buffers[rank])
+      pointers[rank].push_back(buffer.data());
   std::vector<std::thread> threads;
+  threads.reserve(static_cast<size_t>(numRanks));
   for (int64_t rank = 0; rank < numRanks; ++rank) {
     threads.emplace_back([&, rank] {
       tprt_communicator *comm = nullptr;
@@ -179,11 +194,8 @@ tprt_status tprt_session_run(tprt_session *session, const tprt_program *program,
       if ((statuses[rank] = tprt_world_communicator(world, rank, &comm)) ||
           (statuses[rank] = tprt_rank_context_create(comm, &ctx)))
         return;
-      std::vector<void *> pointers;
-      for (std::vector<char> &buffer : buffers[rank])
-        pointers.push_back(buffer.data());
       Clock::time_point start = Clock::now();
-      f.entry(ctx, pointers.data());
+      f.entry(ctx, pointers[rank].data());
       session->seconds[rank] =
           std::chrono::duration<double>(Clock::now() - start).count();
       statuses[rank] = tprt_rank_context_take_status(ctx);
@@ -221,6 +233,24 @@ tprt_status tprt_session_run(tprt_session *session, const tprt_program *program,
       return status;
   }
   return nullptr;
+}
+
+} // namespace
+
+extern "C" {
+
+tprt_status tprt_session_run(tprt_session *session, const tprt_program *program,
+                             int32_t function, const tprt_host_tensor *inputs,
+                             int32_t num_inputs, tprt_host_tensor *outputs,
+                             int32_t num_outputs) {
+  // No C++ exception crosses the C API (out of memory for the shards, a
+  // thread that cannot start): it becomes TPRT_INTERNAL with its message.
+  try {
+    return runSession(session, program, function, inputs, num_inputs, outputs,
+                      num_outputs);
+  } catch (const std::exception &e) {
+    return error(TPRT_INTERNAL, "run: ", e.what());
+  }
 }
 
 tprt_status tprt_session_stats(const tprt_session *session, int64_t rank,
