@@ -36,12 +36,8 @@ struct CopyRepeatedResultsPass
           continue;
         OpBuilder b(ret);
         Location loc = ret.getLoc();
-        SmallVector<Value> dynamicSizes;
-        for (int64_t d = 0; d < type.getRank(); ++d)
-          if (type.isDynamicDim(d))
-            dynamicSizes.push_back(tensor::DimOp::create(b, loc, v, d));
         Value empty = tensor::EmptyOp::create(
-            b, loc, type.getShape(), type.getElementType(), dynamicSizes);
+            b, loc, tensor::getMixedSizes(b, loc, v), type.getElementType());
         operand.set(linalg::CopyOp::create(b, loc, v, empty).getResult(0));
       }
     });
