@@ -17,8 +17,17 @@ config.environment["FILECHECK_OPTS"] = "-enable-var-scope"
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
-llvm_config.add_tool_substitutions(
-    ["tp-opt", "tp-compile", "tp-run", "mlir-tblgen"], [config.tp_tools_dir, config.llvm_tools_dir])
+# `lit --param tp_run=<path>` runs the tests with another tp-run: scripts/sanitize.sh passes
+# one built with ASan+UBSan or TSan (it finds tp-compile beside itself, so that folder
+# has a link to this build's).
+tp_run = lit_config.params.get("tp_run")
+tools = ["tp-opt", "tp-compile", "mlir-tblgen", "tp-fuzz-parse", "tp-fuzz-spmd",
+         "tp-fuzz-lower-cpu", "tp-fuzz-manifest", "tp-fuzz-npy"]
+if tp_run:
+    config.substitutions.append((r"(?<![-./\w])tp-run(?![-\w])", tp_run))
+else:
+    tools.append("tp-run")
+llvm_config.add_tool_substitutions(tools, [config.tp_tools_dir, config.llvm_tools_dir])
 
 config.substitutions.append(("%tp_src_root", config.tp_src_root))
 config.substitutions.append(("%tp_obj_root", config.tp_obj_root))

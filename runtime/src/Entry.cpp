@@ -233,8 +233,8 @@ TPRT_API void memrefCopy(int64_t elemSize, UnrankedDescriptor *src,
       s += index[d] * srcStrides[d];
       t += index[d] * dstStrides[d];
     }
-    std::memcpy(dstBase + t * elemSize, srcBase + s * elemSize,
-                static_cast<size_t>(elemSize));
+    copyBytes(dstBase + t * elemSize, srcBase + s * elemSize,
+              static_cast<size_t>(elemSize));
     int64_t d = rank - 1;
     while (d >= 0 && ++index[d] == sizes[d])
       index[d--] = 0;

@@ -10,6 +10,7 @@
 #include "tprt/tprt.h"
 
 #include <chrono>
+#include <cstring>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -20,6 +21,21 @@ struct tprt_status_s {
 };
 
 namespace tprt {
+
+/// memcpy/memmove/memset for buffers that may be empty: an empty tensor's
+/// pointer may be null, and the C functions forbid null even for 0 bytes.
+inline void copyBytes(void *dst, const void *src, size_t bytes) {
+  if (bytes)
+    std::memcpy(dst, src, bytes);
+}
+inline void moveBytes(void *dst, const void *src, size_t bytes) {
+  if (bytes)
+    std::memmove(dst, src, bytes);
+}
+inline void zeroBytes(void *dst, size_t bytes) {
+  if (bytes)
+    std::memset(dst, 0, bytes);
+}
 
 /// An error status whose message is its arguments streamed together.
 template <typename... Args>

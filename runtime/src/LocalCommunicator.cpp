@@ -17,8 +17,15 @@
 //     chunks: every byte is read twice instead of G times);
 //  4. a last barrier keeps every buffer alive until all members are done.
 // A rank that times out, fails (tprt_communicator_abort) or sees a mismatch
-// aborts the world: every pending and later call on every rank returns at
-// once with an error, so nothing ever waits for a rank that will not come.
+// aborts the world: every call that has not passed its first barrier, and
+// every later call, returns at once with an error, so nothing ever waits for
+// a rank that will not come. A member past the first barrier finishes the
+// collective (steps 3-4) even then: its peers are reading its buffers, and
+// every member is there, so it cannot wait long.
+// Ranks that wait for each other in different groups (a rank in a collective
+// over one set of axes, its peer over another) can never meet: the rank whose
+// wait closes such a cycle sees it and the world stops with MISMATCH instead
+// of waiting out the timeout.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,6 +35,7 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -116,6 +124,15 @@ struct LocalWorld final : tprt_world_s {
            std::unique_ptr<Rendezvous>>
       groups;
 
+  /// Who waits where, for the detection of ranks that wait for each other in
+  /// different groups: the rendezvous each rank waits in at a first barrier
+  /// (null when it is not waiting there), with its call and axes. Guarded by
+  /// waitingMutex, which is taken after a rendezvous' mutex, never before.
+  std::mutex waitingMutex;
+  std::vector<Rendezvous *> waitingIn;
+  std::vector<Call> waitingCall;
+  std::vector<tprt_axes> waitingAxes;
+
   std::atomic<bool> aborted{false};
   std::mutex abortMutex;
   tprt_code abortCode = TPRT_OK;
@@ -159,26 +176,55 @@ struct LocalWorld final : tprt_world_s {
                  tprt_code_name(abortCode), "): ", abortMessage);
   }
 
-  /// Waits until every member of `rv` has arrived here.
+  /// Waits until every member of `rv` has arrived here. At a first barrier
+  /// (`first`) the wait gives up when the world is aborted, at the deadline,
+  /// or when it closes a cycle of ranks waiting for each other; later waits of
+  /// a collective only end when every member is there.
   tprt_status wait(Rendezvous &rv, int64_t rank, const Call &call,
-                   const tprt_axes &axes) {
+                   const tprt_axes &axes, bool first) {
     std::unique_lock<std::mutex> lock(rv.mutex);
     uint64_t generation = rv.generation;
     if (++rv.arrived == static_cast<int64_t>(rv.slots.size())) {
       rv.arrived = 0;
       ++rv.generation;
+      if (first) {
+        std::lock_guard<std::mutex> waiting(waitingMutex);
+        for (const Slot &slot : rv.slots)
+          if (waitingIn[slot.rank] == &rv)
+            waitingIn[slot.rank] = nullptr;
+      }
       rv.cv.notify_all();
       return nullptr;
+    }
+    if (!first) {
+      rv.cv.wait(lock, [&] { return rv.generation != generation; });
+      return nullptr;
+    }
+    std::string cycle;
+    {
+      std::lock_guard<std::mutex> waiting(waitingMutex);
+      waitingIn[rank] = &rv;
+      waitingCall[rank] = call;
+      waitingAxes[rank] = axes;
+      cycle = findWaitCycle(rank);
+    }
+    if (!cycle.empty()) {
+      forgetWaiting(rv, rank, generation);
+      lock.unlock();
+      abort(TPRT_MISMATCH, cycle);
+      return error(TPRT_MISMATCH, cycle);
     }
     Clock::time_point deadline = Clock::now() + timeout;
     while (rv.generation == generation) {
       if (aborted.load()) {
+        forgetWaiting(rv, rank, generation);
         lock.unlock();
         return abortedStatus(rank);
       }
       if (rv.cv.wait_until(lock, deadline) == std::cv_status::timeout &&
           rv.generation == generation && !aborted.load()) {
         int64_t arrived = rv.arrived;
+        forgetWaiting(rv, rank, generation);
         lock.unlock();
         std::ostringstream os;
         os << "rank " << rank << " waited " << timeout.count() << " ms in "
@@ -190,6 +236,54 @@ struct LocalWorld final : tprt_world_s {
       }
     }
     return nullptr;
+  }
+
+private:
+  /// A waiter that gives up leaves its rendezvous' table entry (caller holds
+  /// rv.mutex and the generation is unchanged).
+  void forgetWaiting(Rendezvous &rv, int64_t rank, uint64_t generation) {
+    (void)generation;
+    std::lock_guard<std::mutex> waiting(waitingMutex);
+    if (waitingIn[rank] == &rv)
+      waitingIn[rank] = nullptr;
+  }
+
+  /// With waitingMutex held: a description of the cycle of waiting ranks
+  /// through `start`, or "" when there is none. Rank q waits for rank m when m
+  /// is in q's group but waits in another rendezvous: both can only move when
+  /// the other arrives, so a cycle of such waits never ends.
+  std::string findWaitCycle(int64_t start) {
+    size_t n = waitingIn.size();
+    std::vector<int64_t> next(n, -1);
+    // Depth-first from `start`, following the first blocked member each time
+    // and backtracking over the others.
+    std::vector<int8_t> state(n, 0); // 0 unseen, 1 on the path, 2 done
+    std::vector<int64_t> path;
+    std::function<bool(int64_t)> visit = [&](int64_t q) -> bool {
+      state[q] = 1;
+      path.push_back(q);
+      for (int64_t m : groupMembers(meshShape, waitingAxes[q], q)) {
+        if (m == q || !waitingIn[m] || waitingIn[m] == waitingIn[q])
+          continue;
+        if (m == start)
+          return true;
+        if (state[m] == 0 && visit(m))
+          return true;
+      }
+      path.pop_back();
+      state[q] = 2;
+      return false;
+    };
+    if (!visit(start))
+      return "";
+    std::ostringstream os;
+    os << "ranks wait for each other in collectives over different groups "
+          "and can never meet:";
+    for (size_t i = 0; i < path.size(); ++i)
+      os << (i ? ";" : "") << " rank " << path[i] << " in "
+         << waitingCall[path[i]].str() << " over mesh axes "
+         << formatAxes(waitingAxes[path[i]]);
+    return os.str();
   }
 };
 
@@ -226,15 +320,16 @@ public:
           reduceInto(dtype, reduction,
                      static_cast<char *>(out) + lo(position) * elemSize,
                      srcs.data(), size, lo(position + 1) - lo(position));
-          if (tprt_status status = world.wait(rv, myRank, call, axes))
+          if (tprt_status status =
+                  world.wait(rv, myRank, call, axes, /*first=*/false))
             return status;
           // Copy the other chunks from their owners' outputs.
           for (int64_t j = 0; j < size; ++j)
             if (j != position)
-              std::memcpy(static_cast<char *>(out) + lo(j) * elemSize,
-                          static_cast<const char *>(slots[j].out) +
-                              lo(j) * elemSize,
-                          static_cast<size_t>(lo(j + 1) - lo(j)) * elemSize);
+              copyBytes(static_cast<char *>(out) + lo(j) * elemSize,
+                        static_cast<const char *>(slots[j].out) +
+                            lo(j) * elemSize,
+                        static_cast<size_t>(lo(j + 1) - lo(j)) * elemSize);
           return nullptr;
         });
   }
@@ -360,7 +455,7 @@ private:
     Rendezvous &rv = world.group(axes, myRank);
     int64_t position = tprt_group_position(&world.meshShape, &axes, myRank);
     rv.slots[position] = {in, out, call, myRank};
-    if (tprt_status status = world.wait(rv, myRank, call, axes))
+    if (tprt_status status = world.wait(rv, myRank, call, axes, /*first=*/true))
       return status;
     for (const Slot &slot : rv.slots) {
       if (slot.call == rv.slots[0].call)
@@ -373,9 +468,11 @@ private:
       world.abort(TPRT_MISMATCH, os.str());
       return error(TPRT_MISMATCH, os.str());
     }
-    if (tprt_status status = compute(rv.slots, position, rv))
-      return status;
-    return world.wait(rv, myRank, call, axes);
+    // Past the first barrier every member is here: finish, even if the world
+    // was aborted meanwhile, so that no peer reads a buffer freed under it.
+    tprt_status status = compute(rv.slots, position, rv);
+    world.wait(rv, myRank, call, axes, /*first=*/false);
+    return status;
   }
 
   LocalWorld &world;
@@ -395,6 +492,9 @@ tprt_status tprt::createLocalWorld(const tprt_mesh &mesh,
   created->meshShape = mesh;
   created->timeout = timeout;
   int64_t n = tprt_mesh_num_devices(&mesh);
+  created->waitingIn.assign(static_cast<size_t>(n), nullptr);
+  created->waitingCall.assign(static_cast<size_t>(n), Call());
+  created->waitingAxes.assign(static_cast<size_t>(n), tprt_axes{});
   for (int64_t rank = 0; rank < n; ++rank) {
     created->allRanks.push_back(rank);
     created->ranks.push_back(

@@ -191,8 +191,7 @@ tprt_status tprt_scatter_shard(const tprt_mesh *mesh,
       zero[TPRT_MAX_TENSOR_RANK] = {};
   tprt_shard_shape(mesh, sharding, global_shape, localShape);
   if (tprt_group_position(mesh, &sharding->partial, device) != 0) {
-    std::memset(local, 0,
-                static_cast<size_t>(product(localShape, rank)) * elemSize);
+    zeroBytes(local, static_cast<size_t>(product(localShape, rank)) * elemSize);
     return nullptr;
   }
   blockOffset(*mesh, *sharding, localShape, device, offset);

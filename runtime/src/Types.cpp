@@ -24,6 +24,8 @@ size_t tprt_dtype_size(tprt_dtype dtype) {
   case TPRT_F16:
   case TPRT_BF16:
     return 2;
+  default:
+    break;
   }
   return 0;
 }
@@ -42,6 +44,8 @@ const char *tprt_dtype_name(tprt_dtype dtype) {
     return "i32";
   case TPRT_I64:
     return "i64";
+  default:
+    break;
   }
   return "?";
 }
@@ -139,6 +143,8 @@ template <typename T> T combine(tprt_reduction reduction, T a, T b) {
     return std::min(a, b);
   case TPRT_PROD:
     return a * b;
+  default:
+    break;
   }
   return a;
 }
@@ -160,7 +166,7 @@ template <typename T>
 void sumTyped(T *dst, const void *const *srcs, int64_t numSrcs, int64_t count) {
   const T *first = static_cast<const T *>(srcs[0]);
   if (dst != first)
-    std::memmove(dst, first, static_cast<size_t>(count) * sizeof(T));
+    moveBytes(dst, first, static_cast<size_t>(count) * sizeof(T));
   for (int64_t s = 1; s < numSrcs; ++s) {
     const T *src = static_cast<const T *>(srcs[s]);
     for (int64_t i = 0; i < count; ++i)
@@ -222,6 +228,9 @@ void reduceInto(tprt_dtype dtype, tprt_reduction reduction, void *dst,
   case TPRT_BF16:
     return reduceNarrow<bf16ToFloat, floatToBf16>(
         reduction, static_cast<uint16_t *>(dst), srcs, numSrcs, count);
+  default:
+    // Callers validate the dtype first (checkCommon).
+    return;
   }
 }
 
@@ -267,7 +276,7 @@ void copyBox(const void *src, const int64_t *srcShape, const int64_t *srcOffset,
       srcOff += index[d] * srcStride[d];
       dstOff += index[d] * dstStride[d];
     }
-    std::memcpy(dstBase + dstOff, srcBase + srcOff, run);
+    copyBytes(dstBase + dstOff, srcBase + srcOff, run);
     int32_t d = inner - 1;
     while (d >= 0 && ++index[d] == boxShape[d]) {
       index[d] = 0;

@@ -20,8 +20,10 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <numeric>
+#include <thread>
 
 using namespace tprt::test;
 
@@ -523,6 +525,94 @@ TEST_P(Conformance, AFailedRankStopsTheOthers) {
     EXPECT_EQ(outcomes.codes[r], TPRT_ABORTED) << outcomes.messages[r];
     EXPECT_NE(outcomes.messages[r].find("input 'x' is bad"), std::string::npos)
         << outcomes.messages[r];
+  }
+}
+
+TEST_P(Conformance, RanksWaitingInDifferentGroupsAreAMismatchNotATimeout) {
+  // On a 2x2 mesh ranks 0 and 3 reduce over axis 0, ranks 1 and 2 over axis
+  // 1: 0 waits for 2, 2 for 3, 3 for 1 and 1 for 0, and nobody can arrive.
+  tprt_mesh mesh = makeMesh({2, 2});
+  tprt_axes rows{1, {0}}, columns{1, {1}};
+  Outcomes outcomes(4);
+  auto start = std::chrono::steady_clock::now();
+  harness().run(mesh, kTimeoutMs, [&](tprt_communicator *comm) {
+    int64_t r = tprt_communicator_rank(comm);
+    float x = 1, y = 0;
+    outcomes.record(r, tprt_all_reduce(comm, &x, &y, 1, TPRT_F32, TPRT_SUM,
+                                       r == 0 || r == 3 ? &rows : &columns));
+  });
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  int mismatches = 0;
+  for (int64_t r = 0; r < 4; ++r) {
+    EXPECT_TRUE(outcomes.codes[r] == TPRT_MISMATCH ||
+                outcomes.codes[r] == TPRT_ABORTED)
+        << outcomes.messages[r];
+    EXPECT_NE(outcomes.messages[r].find("over different groups"),
+              std::string::npos)
+        << outcomes.messages[r];
+    mismatches += outcomes.codes[r] == TPRT_MISMATCH;
+  }
+  EXPECT_GE(mismatches, 1);
+}
+
+TEST_P(Conformance, GroupsThatMeetLaterAreNotAMismatch) {
+  // Not SPMD, but legal: ranks 0 and 1 first reduce over axis 1, while ranks
+  // 2 and 3 wait over axis 0 for them; then 0 and 1 join them.
+  tprt_mesh mesh = makeMesh({2, 2});
+  tprt_axes rows{1, {0}}, columns{1, {1}};
+  Outcomes outcomes(4);
+  harness().run(mesh, kTimeoutMs, [&](tprt_communicator *comm) {
+    int64_t r = tprt_communicator_rank(comm);
+    float x = 1, y = 0;
+    tprt_status status = nullptr;
+    if (r < 2)
+      status = tprt_all_reduce(comm, &x, &y, 1, TPRT_F32, TPRT_SUM, &columns);
+    if (!status)
+      status = tprt_all_reduce(comm, &x, &y, 1, TPRT_F32, TPRT_SUM, &rows);
+    outcomes.record(r, status);
+  });
+  for (int64_t r = 0; r < 4; ++r)
+    EXPECT_EQ(outcomes.codes[r], TPRT_OK) << outcomes.messages[r];
+}
+
+TEST_P(Conformance, AnAbortDuringACollectiveLeavesNoPeerReadingFreedMemory) {
+  // Rank 2 fails while ranks 0 and 1 exchange large buffers that each frees
+  // as soon as its call returns. A member past the first barrier finishes
+  // the collective (so every returned OK is a correct sum); the others stop.
+  // Under AddressSanitizer a peer reading a freed buffer is a failure; the
+  // abort comes at a different moment in each of the rounds.
+  tprt_mesh mesh = makeMesh({2, 2});
+  tprt_axes columns{1, {1}};
+  constexpr int64_t kCount = 1 << 18;
+  for (int round = 0; round < 40; ++round) {
+    Outcomes outcomes(4);
+    harness().run(mesh, kTimeoutMs, [&](tprt_communicator *comm) {
+      int64_t r = tprt_communicator_rank(comm);
+      if (r == 2) {
+        std::this_thread::sleep_for(std::chrono::microseconds(250 * round));
+        tprt_status failure = tprt_status_create(TPRT_INVALID_ARGUMENT, "stop");
+        tprt_communicator_abort(comm, failure);
+        tprt_status_free(failure);
+        return;
+      }
+      if (r == 3)
+        return;
+      while (true) {
+        auto in = std::make_unique<float[]>(kCount);
+        auto out = std::make_unique<float[]>(kCount);
+        std::fill(in.get(), in.get() + kCount, static_cast<float>(r + 1));
+        tprt_status status = tprt_all_reduce(comm, in.get(), out.get(), kCount,
+                                             TPRT_F32, TPRT_SUM, &columns);
+        if (status) {
+          outcomes.record(r, status);
+          return;
+        }
+        ASSERT_EQ(out[0], 3.0f);
+        ASSERT_EQ(out[kCount - 1], 3.0f);
+      }
+    });
+    for (int64_t r : {0, 1})
+      EXPECT_EQ(outcomes.codes[r], TPRT_ABORTED) << outcomes.messages[r];
   }
 }
 

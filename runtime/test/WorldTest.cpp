@@ -71,8 +71,9 @@ TEST(WorldTest, BadMeshIsAnError) {
   tprt_status status = tprt_world_create(&mesh, nullptr, &world);
   EXPECT_EQ(tprt_status_code(status), TPRT_INVALID_ARGUMENT);
   tprt_status_free(status);
-  EXPECT_EQ(tprt_status_code(tprt_world_create(nullptr, nullptr, &world)),
-            TPRT_INVALID_ARGUMENT);
+  status = tprt_world_create(nullptr, nullptr, &world);
+  EXPECT_EQ(tprt_status_code(status), TPRT_INVALID_ARGUMENT);
+  tprt_status_free(status);
 }
 
 TEST(WorldTest, RankContextStartsWithTheTable) {

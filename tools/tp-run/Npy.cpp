@@ -8,7 +8,6 @@
 
 #include <cstring>
 #include <fstream>
-#include <regex>
 #include <sstream>
 
 using namespace tprun;
@@ -62,77 +61,82 @@ const char *descrOf(tprt_dtype dtype) {
     return "<i4";
   case TPRT_I64:
     return "<i8";
+  default:
+    break;
   }
   return "<f4";
 }
 
+/// The value of `key` in a .npy header (a Python dict literal): the text after
+/// `'key':` and any spaces, or npos when the key is missing.
+size_t findValue(const std::string &header, const char *key) {
+  std::string quoted = std::string("'") + key + "'";
+  size_t at = header.find(quoted);
+  if (at == std::string::npos)
+    return at;
+  at = header.find_first_not_of(" ", at + quoted.size());
+  if (at == std::string::npos || header[at] != ':')
+    return std::string::npos;
+  at = header.find_first_not_of(" ", at + 1);
+  return at == std::string::npos ? header.size() : at;
+}
+
+uint32_t littleEndian(const unsigned char *bytes, int n) {
+  uint32_t value = 0;
+  for (int i = n - 1; i >= 0; --i)
+    value = (value << 8) | bytes[i];
+  return value;
+}
+
 } // namespace
 
-bool tprun::readNpy(const std::string &path, Array &array, std::string &error) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    error = "cannot open '" + path + "'";
-    return false;
-  }
-  char magic[6];
-  unsigned char version[2];
-  if (!in.read(magic, 6) || std::memcmp(magic, kMagic, 6) != 0 ||
-      !in.read(reinterpret_cast<char *>(version), 2)) {
-    error = "'" + path + "' is not a .npy file (bad magic)";
-    return false;
-  }
-  uint32_t headerLength = 0;
-  if (version[0] == 1) {
-    unsigned char len[2];
-    if (!in.read(reinterpret_cast<char *>(len), 2)) {
-      error = "'" + path + "' is truncated";
-      return false;
-    }
-    headerLength = len[0] | (len[1] << 8);
-  } else if (version[0] == 2 || version[0] == 3) {
-    unsigned char len[4];
-    if (!in.read(reinterpret_cast<char *>(len), 4)) {
-      error = "'" + path + "' is truncated";
-      return false;
-    }
-    headerLength = len[0] | (len[1] << 8) | (len[2] << 16) |
-                   (static_cast<uint32_t>(len[3]) << 24);
-  } else {
-    error =
-        "'" + path + "' has unknown .npy version " + std::to_string(version[0]);
-    return false;
-  }
-  std::string header(headerLength, '\0');
-  if (headerLength > (1u << 20) || !in.read(header.data(), headerLength)) {
-    error = "'" + path + "' has a truncated or oversized header";
-    return false;
-  }
-  std::smatch m;
-  if (!std::regex_search(header, m, std::regex("'descr':\\s*'([^']*)'"))) {
-    error = "'" + path + "': no 'descr' in the header";
-    return false;
-  }
-  std::string descr = m[1];
-  if (!dtypeOf(descr, array.dtype)) {
-    error = "'" + path + "' has dtype '" + descr +
-            "'; expected one of <f4, <f8, <f2, <i4, <i8";
-    return false;
-  }
-  if (std::regex_search(header, m, std::regex("'fortran_order':\\s*True"))) {
-    error = "'" + path + "' is in Fortran order; expected C order";
-    return false;
-  }
-  if (!std::regex_search(header, m, std::regex("'shape':\\s*\\(([^)]*)\\)"))) {
-    error = "'" + path + "': no 'shape' in the header";
-    return false;
-  }
-  array.shape.clear();
-  std::stringstream dims(m[1].str());
-  std::string item;
-  auto badShape = [&](const std::string &why) {
-    error = "'" + path + "' has a bad shape (" + m[1].str() + "): " + why;
+bool tprun::parseNpy(const std::string &data, const std::string &name,
+                     Array &array, std::string &error) {
+  const std::string file = "'" + name + "'";
+  auto fail = [&](const std::string &why) {
+    error = file + why;
     return false;
   };
+  const auto *bytes = reinterpret_cast<const unsigned char *>(data.data());
+  if (data.size() < 8 || std::memcmp(data.data(), kMagic, 6) != 0)
+    return fail(" is not a .npy file (bad magic)");
+  int version = bytes[6];
+  int lengthBytes = version == 1 ? 2 : (version == 2 || version == 3) ? 4 : 0;
+  if (!lengthBytes)
+    return fail(" has unknown .npy version " + std::to_string(version));
+  if (data.size() < 8u + lengthBytes)
+    return fail(" is truncated");
+  uint64_t headerLength = littleEndian(bytes + 8, lengthBytes);
+  size_t headerStart = 8 + lengthBytes;
+  if (headerLength > (1u << 20) || data.size() - headerStart < headerLength)
+    return fail(" has a truncated or oversized header");
+  std::string header = data.substr(headerStart, headerLength);
+
+  size_t at = findValue(header, "descr");
+  size_t close =
+      at == std::string::npos || at >= header.size() || header[at] != '\''
+          ? std::string::npos
+          : header.find('\'', at + 1);
+  if (close == std::string::npos)
+    return fail(": no 'descr' in the header");
+  std::string descr = header.substr(at + 1, close - at - 1);
+  if (!dtypeOf(descr, array.dtype))
+    return fail(" has dtype '" + descr +
+                "'; expected one of <f4, <f8, <f2, <i4, <i8");
+  at = findValue(header, "fortran_order");
+  if (at != std::string::npos && header.compare(at, 4, "True") == 0)
+    return fail(" is in Fortran order; expected C order");
+
+  at = findValue(header, "shape");
+  close = at == std::string::npos || at >= header.size() || header[at] != '('
+              ? std::string::npos
+              : header.find(')', at);
+  if (close == std::string::npos)
+    return fail(": no 'shape' in the header");
+  std::string shapeText = header.substr(at + 1, close - at - 1);
+  array.shape.clear();
+  std::stringstream dims(shapeText);
+  std::string item;
   while (std::getline(dims, item, ',')) {
     size_t first = item.find_first_not_of(" "),
            last = item.find_last_not_of(" ");
@@ -141,36 +145,44 @@ bool tprun::readNpy(const std::string &path, Array &array, std::string &error) {
     item = item.substr(first, last - first + 1);
     if (item.find_first_not_of("0123456789") != std::string::npos ||
         item.size() > 18)
-      return badShape("'" + item + "' is not a size (a non-negative integer)");
+      return fail(" has a bad shape (" + shapeText + "): '" + item +
+                  "' is not a size (a non-negative integer)");
     array.shape.push_back(std::stoll(item));
   }
-  if (array.shape.size() > TPRT_MAX_TENSOR_RANK) {
-    error = "'" + path + "' has rank " + std::to_string(array.shape.size()) +
-            "; at most " + std::to_string(TPRT_MAX_TENSOR_RANK);
-    return false;
-  }
+  if (array.shape.size() > TPRT_MAX_TENSOR_RANK)
+    return fail(" has rank " + std::to_string(array.shape.size()) +
+                "; at most " + std::to_string(TPRT_MAX_TENSOR_RANK));
+
   // The data must be in the file: no allocation beyond what is there.
-  std::streampos dataStart = in.tellg();
-  in.seekg(0, std::ios::end);
-  auto available = static_cast<uint64_t>(in.tellg() - dataStart);
-  in.seekg(dataStart);
-  uint64_t bytes = tprt_dtype_size(array.dtype);
+  size_t dataStart = headerStart + headerLength;
+  uint64_t available = data.size() - dataStart;
+  uint64_t size = tprt_dtype_size(array.dtype);
   for (int64_t d : array.shape) {
-    if (d != 0 && bytes > available / static_cast<uint64_t>(d)) {
-      error = "'" + path + "' is truncated: its shape (" + m[1].str() +
-              ") needs more than the " + std::to_string(available) +
-              " bytes of data it has";
-      return false;
-    }
-    bytes *= static_cast<uint64_t>(d);
+    if (d != 0 && size > available / static_cast<uint64_t>(d))
+      return fail(" is truncated: its shape (" + shapeText +
+                  ") needs more than the " + std::to_string(available) +
+                  " bytes of data it has");
+    size *= static_cast<uint64_t>(d);
   }
-  array.bytes.resize(bytes);
-  if (!in.read(array.bytes.data(), static_cast<std::streamsize>(bytes))) {
-    error = "'" + path + "' is truncated: expected " + std::to_string(bytes) +
-            " bytes of data";
+  array.bytes.assign(data.begin() + static_cast<std::ptrdiff_t>(dataStart),
+                     data.begin() +
+                         static_cast<std::ptrdiff_t>(dataStart + size));
+  return true;
+}
+
+bool tprun::readNpy(const std::string &path, Array &array, std::string &error) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    error = "cannot open '" + path + "'";
     return false;
   }
-  return true;
+  std::ostringstream contents;
+  contents << in.rdbuf();
+  if (in.bad()) {
+    error = "cannot read '" + path + "'";
+    return false;
+  }
+  return parseNpy(contents.str(), path, array, error);
 }
 
 bool tprun::writeNpy(const std::string &path, const Array &array,

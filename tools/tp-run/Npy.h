@@ -27,6 +27,9 @@ struct Array {
 /// Reads a C-ordered .npy file (versions 1-3) of f32, f64, f16, i32 or i64;
 /// on failure returns false with a message naming the file and the problem.
 bool readNpy(const std::string &path, Array &array, std::string &error);
+/// Parses the bytes of a .npy file; `name` is the file's name for messages.
+bool parseNpy(const std::string &data, const std::string &name, Array &array,
+              std::string &error);
 /// Writes `array` as a version 1.0 .npy file (bf16 has no numpy dtype: it is
 /// written as f32).
 bool writeNpy(const std::string &path, const Array &array, std::string &error);

@@ -87,6 +87,11 @@ typedef enum tprt_dtype {
   TPRT_BF16 = 3,
   TPRT_I32 = 4,
   TPRT_I64 = 5,
+  /* Not a dtype: makes every int a valid value of the type, so that a caller's
+   * bad value is rejected with TPRT_INVALID_ARGUMENT instead of being
+   * undefined behaviour in C++ (the same device as Vulkan's *_MAX_ENUM). */
+  TPRT_DTYPE_RANGE_MIN_ = -2147483647 - 1,
+  TPRT_DTYPE_RANGE_MAX_ = 2147483647,
 } tprt_dtype;
 
 /* Bytes per element; 0 for an unknown dtype. */
@@ -105,6 +110,9 @@ typedef enum tprt_reduction {
   TPRT_MAX = 1,
   TPRT_MIN = 2,
   TPRT_PROD = 3,
+  /* Not a reduction: every int is a value of the type (see tprt_dtype). */
+  TPRT_REDUCTION_RANGE_MIN_ = -2147483647 - 1,
+  TPRT_REDUCTION_RANGE_MAX_ = 2147483647,
 } tprt_reduction;
 
 /*===----------------------------------------------------------------------===*
