@@ -164,6 +164,9 @@ bool tprun::parseNpy(const std::string &data, const std::string &name,
                   " bytes of data it has");
     size *= static_cast<uint64_t>(d);
   }
+  if (size > available)
+    return fail(" is truncated: expected " + std::to_string(size) +
+                " bytes of data, it has " + std::to_string(available));
   array.bytes.assign(data.begin() + static_cast<std::ptrdiff_t>(dataStart),
                      data.begin() +
                          static_cast<std::ptrdiff_t>(dataStart + size));

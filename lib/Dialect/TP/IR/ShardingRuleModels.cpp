@@ -129,6 +129,18 @@ const ShardingRule *ShardingRuleCache::get(Operation *op) {
   return stored;
 }
 
+void ShardingRuleCache::forget(Operation *op) {
+  op->walk([&](Operation *nested) {
+    if (!isa<ShardingRuleOpInterface>(nested))
+      return;
+    auto it = entries.find(structuralHash(nested));
+    if (it == entries.end())
+      return;
+    llvm::erase_if(it->second,
+                   [&](const Entry &e) { return e.representative == nested; });
+  });
+}
+
 //===----------------------------------------------------------------------===//
 // Rule builders
 //===----------------------------------------------------------------------===//

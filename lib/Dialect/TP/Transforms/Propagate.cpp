@@ -1126,6 +1126,9 @@ LogicalResult FunctionPropagator::run() {
   while (!dead.empty()) {
     Operation *op = dead.pop_back_val();
     SmallVector<Value> operands(op->getOperands());
+    // Nothing may keep the erased op's address: a new op could get it.
+    op->walk([&](Operation *nested) { rules.erase(nested); });
+    ruleCache.forget(op);
     op->erase();
     for (Value operand : operands)
       if (operand.use_empty() && isRematerializable(operand))

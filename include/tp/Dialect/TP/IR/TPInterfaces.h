@@ -37,6 +37,10 @@ class ShardingRuleCache {
 public:
   /// The rule of `op`, or null when it has none; owned by the cache.
   const ShardingRule *get(Operation *op);
+  /// Drops `op` (and the ops nested in it) as representatives: call it before
+  /// erasing an op the cache may have seen, which it would otherwise compare
+  /// against after it was freed.
+  void forget(Operation *op);
 
 private:
   struct Entry {

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Builds with sanitizers and runs the suites under them; writes JUnit XML for
+# scripts/summarize_tests.py. The test command (scripts/test.sh) runs `runtime` every
+# time and `full` unless TP_SANITIZE_FULL=0.
+#
+#   scripts/sanitize.sh runtime   # the runtime, tp-run and their tests, twice:
+#                                 #   ASan+UBSan (build-asan/) and TSan (build-tsan/):
+#                                 #   the runtime's GoogleTest suite (communicator
+#                                 #   conformance included), then the executable lit
+#                                 #   tests (test/Integration) with the sanitized tp-run
+#   scripts/sanitize.sh full      # everything (compiler too) with ASan+UBSan
+#                                 #   (build-asan-full/): every lit and unit test
+#
+# TP_BUILD_DIR names the normal build (default ./build): `runtime` uses its tp-compile,
+# tp-opt and lit configuration. Results: <build>/sanitize-*.xml. Exits non-zero when a
+# build or a test fails.
+set -uo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+main_build=${TP_BUILD_DIR:-$root/build}
+lit=/usr/lib/llvm-22/bin/lit
+mode=${1:-runtime}
+
+# Every report is an error; leaks are reported at exit (LeakSanitizer). OpenBLAS and
+# Debian's libMLIR.so are not instrumented.
+export ASAN_OPTIONS=abort_on_error=1:detect_leaks=1:strict_string_checks=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
+
+configure() { # configure <dir> <sanitizers> <compiler: ON|OFF>
+  mkdir -p "$1"
+  cmake -G Ninja -S "$root" -B "$1" -DCMAKE_BUILD_TYPE=Release -DTP_ENABLE_ASSERTIONS=ON \
+    -DTP_SANITIZE="$2" -DTP_ENABLE_COMPILER="$3" -DTP_ENABLE_CUDA=OFF \
+    >"$1/configure.log" 2>&1 || { cat "$1/configure.log" >&2; return 1; }
+}
+
+status=0
+case $mode in
+runtime)
+  for kind in asan tsan; do
+    dir=$root/build-$kind
+    sanitizers="address;undefined"
+    [ $kind = tsan ] && sanitizers="thread"
+    start=$(date +%s)
+    if ! configure "$dir" "$sanitizers" OFF || ! ninja -C "$dir"; then
+      echo "sanitize: the $kind build failed" >&2
+      status=1
+      continue
+    fi
+    echo "sanitize: $kind build of the runtime in $(( $(date +%s) - start ))s"
+    (cd "$dir" && ctest --output-on-failure --timeout 300 \
+      --output-junit "$main_build/sanitize-$kind-runtime.xml") || status=1
+    # tp-run finds tp-compile beside itself.
+    ln -sf "$main_build/bin/tp-compile" "$dir/bin/tp-compile"
+    "$lit" -sv --param tp_run="$dir/bin/tp-run" \
+      --xunit-xml-output="$main_build/sanitize-$kind-integration.xml" \
+      "$main_build/test/Integration" || status=1
+  done
+  ;;
+full)
+  dir=$root/build-asan-full
+  start=$(date +%s)
+  if ! configure "$dir" "address;undefined" ON || ! ninja -C "$dir"; then
+    echo "sanitize: the full ASan+UBSan build failed" >&2
+    exit 1
+  fi
+  echo "sanitize: full ASan+UBSan build in $(( $(date +%s) - start ))s"
+  "$lit" -sv --xunit-xml-output="$main_build/sanitize-asan-full-lit.xml" \
+    "$dir/test" || status=1
+  (cd "$dir" && ctest --output-on-failure --timeout 300 \
+    --output-junit "$main_build/sanitize-asan-full-unit.xml") || status=1
+  ;;
+*)
+  echo "usage: scripts/sanitize.sh runtime|full" >&2
+  exit 2
+  ;;
+esac
+exit $status
