@@ -45,6 +45,10 @@ tprt_status error(tprt_code code, const Args &...args) {
   return tprt_status_create(code, os.str().c_str());
 }
 
+/// The timeout when none is given: TPRT_TIMEOUT_MS from the environment when
+/// it is a positive number of milliseconds, else 60 s.
+std::chrono::milliseconds defaultTimeout();
+
 /// Formats a shape as `[2, 3, 4]`.
 std::string formatShape(const int64_t *shape, int32_t rank);
 /// Formats axes as `[0, 2]`.

@@ -122,6 +122,21 @@ int64_t tprt_group_size(const tprt_mesh *mesh, const tprt_axes *axes) {
   return n;
 }
 
+int64_t tprt_replica_leader(const tprt_mesh *mesh,
+                            const tprt_sharding *sharding, int64_t device) {
+  bool used[TPRT_MAX_MESH_RANK] = {};
+  for (int32_t d = 0; d < sharding->rank; ++d)
+    for (int32_t k = 0; k < sharding->dims[d].count; ++k)
+      used[sharding->dims[d].axes[k]] = true;
+  for (int32_t k = 0; k < sharding->partial.count; ++k)
+    used[sharding->partial.axes[k]] = true;
+  std::vector<int64_t> coords = coordinates(*mesh, device);
+  int64_t leader = 0;
+  for (int32_t a = 0; a < mesh->rank; ++a)
+    leader = leader * mesh->sizes[a] + (used[a] ? coords[a] : 0);
+  return leader;
+}
+
 int64_t tprt_group_position(const tprt_mesh *mesh, const tprt_axes *axes,
                             int64_t device) {
   std::vector<int64_t> coords = coordinates(*mesh, device);

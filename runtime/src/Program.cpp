@@ -426,7 +426,9 @@ tprt_status tprt_program_load(const char *path, tprt_program **program) {
 void tprt_program_destroy(tprt_program *program) {
   if (!program)
     return;
-  dlclose(program->handle);
+  // Code of an abandoned rank may still be running: keep it mapped.
+  if (program->abandonedRanks.load() == 0)
+    dlclose(program->handle);
   delete program;
 }
 

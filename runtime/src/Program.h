@@ -9,6 +9,7 @@
 
 #include "Internal.h"
 
+#include <atomic>
 #include <memory>
 
 namespace tprt {
@@ -38,6 +39,9 @@ tprt_status parseManifest(const std::string &text,
 struct tprt_program_s {
   void *handle = nullptr;
   std::vector<tprt::Function> functions;
+  /// Ranks of a run that were abandoned while still running the program's
+  /// code (see tprt_session_run): the library then stays loaded.
+  std::atomic<int> abandonedRanks{0};
 };
 
 #endif // TPRT_SRC_PROGRAM_H

@@ -10,9 +10,13 @@
 //     a zeroed buffer per result;
 //  3. starts one thread per rank on a fresh world, each calling the
 //     function's entry point with its rank context;
-//  4. reports the root cause if a rank failed (the first error that is not
+//  4. waits for the ranks; one still computing `timeout_ms` after another
+//     finished is abandoned (its thread owns a reference to the run's state,
+//     so nothing it touches is freed under it);
+//  5. reports the root cause if a rank failed (the first error that is not
 //     another rank's abort), else gathers every result
-//     (tprt_gather_shards).
+//     (tprt_gather_shards) and keeps each rank's own copy for
+//     tprt_session_local_result.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +24,8 @@
 
 #include <algorithm>
 #include <cblas.h>
+#include <cmath>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -31,9 +37,12 @@ struct tprt_session_s {
   tprt_mesh mesh;
   int64_t timeoutMs = 0;
   std::string backend = "local";
+  uint64_t partialSeed = 0;
   std::vector<tprt_comm_stats> stats;
   std::vector<double> seconds;
   std::vector<tprt_rank_profile> profiles;
+  /// Each rank's own result buffers of the last successful run.
+  std::vector<std::vector<std::vector<char>>> localResults;
 };
 
 namespace {
@@ -69,6 +78,98 @@ size_t bytesOf(const tprt_tensor_info &info, const int64_t *shape) {
          tprt_dtype_size(info.dtype);
 }
 
+/// splitmix64: a small, good, seedable generator.
+uint64_t nextRandom(uint64_t &state) {
+  uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+/// Replaces `term` (zeros) by a random term and subtracts it from `holder`
+/// (the member that holds the value), element by element: the terms keep
+/// adding up to the value, exactly for integers, to rounding for floats.
+void splitTerm(tprt_dtype dtype, void *holder, void *term, int64_t count,
+               uint64_t &state) {
+  auto uniform = [&] { // in [-1, 1)
+    return static_cast<double>(nextRandom(state) >> 11) * 0x1.0p-52 - 1.0;
+  };
+  for (int64_t i = 0; i < count; ++i) {
+    switch (dtype) {
+    case TPRT_F32: {
+      float &v = static_cast<float *>(holder)[i];
+      float t = static_cast<float>(uniform() * (std::fabs(v) + 1.0));
+      static_cast<float *>(term)[i] = t;
+      v -= t;
+      break;
+    }
+    case TPRT_F64: {
+      double &v = static_cast<double *>(holder)[i];
+      double t = uniform() * (std::fabs(v) + 1.0);
+      static_cast<double *>(term)[i] = t;
+      v -= t;
+      break;
+    }
+    case TPRT_F16:
+    case TPRT_BF16: {
+      bool half = dtype == TPRT_F16;
+      uint16_t &bits = static_cast<uint16_t *>(holder)[i];
+      float v = half ? halfToFloat(bits) : bf16ToFloat(bits);
+      // Multiples of 1/64 below 1 in magnitude are exact in both formats.
+      float t = std::floor(static_cast<float>(uniform()) * 64.0f) / 64.0f;
+      static_cast<uint16_t *>(term)[i] = half ? floatToHalf(t) : floatToBf16(t);
+      bits = half ? floatToHalf(v - t) : floatToBf16(v - t);
+      break;
+    }
+    case TPRT_I32: {
+      auto &v = static_cast<int32_t *>(holder)[i];
+      auto t = static_cast<int32_t>(nextRandom(state) % 17) - 8;
+      static_cast<int32_t *>(term)[i] = t;
+      v = static_cast<int32_t>(static_cast<uint32_t>(v) -
+                               static_cast<uint32_t>(t));
+      break;
+    }
+    case TPRT_I64: {
+      auto &v = static_cast<int64_t *>(holder)[i];
+      auto t = static_cast<int64_t>(nextRandom(state) % 17) - 8;
+      static_cast<int64_t *>(term)[i] = t;
+      v = static_cast<int64_t>(static_cast<uint64_t>(v) -
+                               static_cast<uint64_t>(t));
+      break;
+    }
+    default:
+      return;
+    }
+  }
+}
+
+/// Everything the rank threads of one run touch. Each thread holds a
+/// reference, so that a rank abandoned while still running (an endless loop)
+/// never sees its buffers, world or statistics freed.
+struct RunState {
+  explicit RunState(int64_t numRanks)
+      : buffers(numRanks), pointers(numRanks), statuses(numRanks, nullptr),
+        stats(numRanks), seconds(numRanks, 0), profiles(numRanks),
+        done(numRanks, false) {}
+  ~RunState() {
+    tprt_world_destroy(world);
+    for (tprt_status status : statuses)
+      tprt_status_free(status);
+  }
+  std::vector<std::vector<std::vector<char>>> buffers;
+  std::vector<std::vector<void *>> pointers;
+  std::vector<tprt_status> statuses;
+  std::vector<tprt_comm_stats> stats;
+  std::vector<double> seconds;
+  std::vector<tprt_rank_profile> profiles;
+  tprt_world *world = nullptr;
+
+  std::mutex mutex;
+  std::condition_variable cv;
+  std::vector<bool> done;
+  int64_t finished = 0;
+};
+
 } // namespace
 
 extern "C" {
@@ -87,8 +188,10 @@ tprt_status tprt_session_create(const tprt_mesh *mesh,
     return error(TPRT_INTERNAL, "session: ", e.what());
   }
   created->mesh = *mesh;
-  if (options)
+  if (options) {
     created->timeoutMs = options->timeout_ms;
+    created->partialSeed = options->partial_seed;
+  }
   // An unknown backend fails here, not at the first run.
   tprt_world_options worldOptions{created->backend.c_str(), created->timeoutMs};
   tprt_world *world = nullptr;
@@ -136,7 +239,8 @@ tprt_status runSession(tprt_session *session, const tprt_program *program,
 
   // 2. Each rank's buffers.
   int64_t numRanks = tprt_mesh_num_devices(&f.mesh);
-  std::vector<std::vector<std::vector<char>>> buffers(numRanks);
+  auto state = std::make_shared<RunState>(numRanks);
+  auto &buffers = state->buffers;
   for (int64_t rank = 0; rank < numRanks; ++rank) {
     for (int32_t i = 0; i < num_inputs; ++i) {
       const tprt_tensor_info &info = f.args[i];
@@ -155,6 +259,31 @@ tprt_status runSession(tprt_session *session, const tprt_program *program,
       buffers[rank].emplace_back(bytesOf(info, local));
     }
   }
+  // Pending sums as random terms: every member but the first of each partial
+  // group gets a random term, which the first member's value gives up.
+  if (session->partialSeed) {
+    for (int32_t i = 0; i < num_inputs; ++i) {
+      const tprt_tensor_info &info = f.args[i];
+      if (info.sharding.partial.count == 0)
+        continue;
+      int64_t local[TPRT_MAX_TENSOR_RANK];
+      tprt_shard_shape(&f.mesh, &info.sharding, info.shape, local);
+      int64_t count = product(local, info.rank);
+      for (int64_t rank = 0; rank < numRanks; ++rank) {
+        std::vector<int64_t> members =
+            groupMembers(f.mesh, info.sharding.partial, rank);
+        if (members[0] == rank)
+          continue;
+        // Replicas (along axes the tensor does not use) get the same term.
+        int64_t leader = tprt_replica_leader(&f.mesh, &info.sharding, rank);
+        uint64_t seed = session->partialSeed ^
+                        (static_cast<uint64_t>(i) << 32) ^
+                        static_cast<uint64_t>(leader) * 0x9e3779b97f4a7c15ull;
+        splitTerm(info.dtype, buffers[members[0]][i].data(),
+                  buffers[rank][i].data(), count, seed);
+      }
+    }
+  }
 
   // 3. Every rank on a fresh world. The ranks share the machine's cores:
   // OpenBLAS gets its share per rank instead of every core per rank (unless
@@ -166,60 +295,98 @@ tprt_status runSession(tprt_session *session, const tprt_program *program,
         1, cores / static_cast<int>(std::min<int64_t>(numRanks, cores))));
   }
   tprt_world_options options{session->backend.c_str(), session->timeoutMs};
-  tprt_world *world = nullptr;
-  if (tprt_status status = tprt_world_create(&f.mesh, &options, &world))
+  if (tprt_status status = tprt_world_create(&f.mesh, &options, &state->world))
     return status;
-  if (tprt_world_num_local_ranks(world) != numRanks) {
-    tprt_world_destroy(world);
+  if (tprt_world_num_local_ranks(state->world) != numRanks)
     return error(TPRT_INVALID_ARGUMENT, "backend '", session->backend,
-                 "' drives ", tprt_world_num_local_ranks(world), " of ",
+                 "' drives ", tprt_world_num_local_ranks(state->world), " of ",
                  numRanks, " ranks in this process; sessions run every rank");
-  }
-  std::vector<tprt_status> statuses(numRanks, nullptr);
-  session->stats.assign(numRanks, {});
-  session->seconds.assign(numRanks, 0);
-  session->profiles.assign(numRanks, {});
   // Everything a rank needs is allocated here: nothing in a rank's thread
   // can throw.
-  std::vector<std::vector<void *>> pointers(numRanks);
   for (int64_t rank = 0; rank < numRanks; ++rank)
     for (std::vector<char> &buffer : buffers[rank])
-      pointers[rank].push_back(buffer.data());
+      state->pointers[rank].push_back(buffer.data());
+  EntryFn entry = f.entry;
   std::vector<std::thread> threads;
   threads.reserve(static_cast<size_t>(numRanks));
   for (int64_t rank = 0; rank < numRanks; ++rank) {
-    threads.emplace_back([&, rank] {
+    threads.emplace_back([state, entry, rank] {
+      RunState &s = *state;
       tprt_communicator *comm = nullptr;
       tprt_rank_context *ctx = nullptr;
-      if ((statuses[rank] = tprt_world_communicator(world, rank, &comm)) ||
-          (statuses[rank] = tprt_rank_context_create(comm, &ctx)))
-        return;
-      Clock::time_point start = Clock::now();
-      f.entry(ctx, pointers[rank].data());
-      session->seconds[rank] =
-          std::chrono::duration<double>(Clock::now() - start).count();
-      statuses[rank] = tprt_rank_context_take_status(ctx);
-      tprt_communicator_stats(comm, &session->stats[rank]);
-      tprt_rank_profile &profile = session->profiles[rank];
-      profile.total_seconds = session->seconds[rank];
-      profile.comm = session->stats[rank];
-      tprt_rank_context_gemm_stats(ctx, &profile.gemm_calls,
-                                   &profile.gemm_flops, &profile.gemm_seconds);
-      tprt_rank_context_destroy(ctx);
+      if (!(s.statuses[rank] = tprt_world_communicator(s.world, rank, &comm)) &&
+          !(s.statuses[rank] = tprt_rank_context_create(comm, &ctx))) {
+        Clock::time_point start = Clock::now();
+        entry(ctx, s.pointers[rank].data());
+        s.seconds[rank] =
+            std::chrono::duration<double>(Clock::now() - start).count();
+        s.statuses[rank] = tprt_rank_context_take_status(ctx);
+        tprt_communicator_stats(comm, &s.stats[rank]);
+        tprt_rank_profile &profile = s.profiles[rank];
+        profile.total_seconds = s.seconds[rank];
+        profile.comm = s.stats[rank];
+        tprt_rank_context_gemm_stats(ctx, &profile.gemm_calls,
+                                     &profile.gemm_flops,
+                                     &profile.gemm_seconds);
+        tprt_rank_context_destroy(ctx);
+      }
+      std::lock_guard<std::mutex> lock(s.mutex);
+      s.done[rank] = true;
+      ++s.finished;
+      s.cv.notify_all();
     });
   }
-  for (std::thread &t : threads)
-    t.join();
-  tprt_world_destroy(world);
 
-  // 4. The root cause of a failure, or the results.
+  // 4. Wait; a rank still computing `timeoutMs` after another finished is
+  // stuck (it is in no collective, or that would have ended it).
+  std::vector<int64_t> stuck;
+  int64_t timeoutMs = 0;
+  {
+    std::unique_lock<std::mutex> lock(state->mutex);
+    int64_t seen = 0;
+    auto timeout = session->timeoutMs > 0
+                       ? std::chrono::milliseconds(session->timeoutMs)
+                       : defaultTimeout();
+    timeoutMs = timeout.count();
+    while (state->finished < numRanks) {
+      seen = state->finished;
+      bool moved = state->cv.wait_for(lock, timeout,
+                                      [&] { return state->finished != seen; });
+      if (!moved && seen > 0)
+        break;
+    }
+    for (int64_t rank = 0; rank < numRanks; ++rank)
+      if (!state->done[rank])
+        stuck.push_back(rank);
+  }
+  for (int64_t rank = 0; rank < numRanks; ++rank) {
+    if (std::find(stuck.begin(), stuck.end(), rank) != stuck.end()) {
+      threads[rank].detach();
+      ++const_cast<tprt_program *>(program)->abandonedRanks;
+    } else {
+      threads[rank].join();
+    }
+  }
+  if (!stuck.empty()) {
+    std::ostringstream os;
+    os << (stuck.size() == 1 ? "rank " : "ranks ");
+    for (size_t i = 0; i < stuck.size(); ++i)
+      os << (i ? ", " : "") << stuck[i];
+    os << " of '" << f.name << "' did not return within " << timeoutMs
+       << " ms after the other ranks stopped: stuck in computation (in no "
+          "collective); abandoned, still running";
+    return error(TPRT_TIMEOUT, os.str());
+  }
+  session->stats = state->stats;
+  session->seconds = state->seconds;
+  session->profiles = state->profiles;
+
+  // 5. The root cause of a failure, or the results.
   tprt_status failure = nullptr;
-  for (tprt_status &status : statuses)
+  for (tprt_status &status : state->statuses)
     if (status && (!failure || (tprt_status_code(failure) == TPRT_ABORTED &&
                                 tprt_status_code(status) != TPRT_ABORTED)))
       std::swap(failure, status);
-  for (tprt_status status : statuses)
-    tprt_status_free(status);
   if (failure)
     return failure;
   for (int32_t i = 0; i < num_outputs; ++i) {
@@ -232,6 +399,11 @@ tprt_status runSession(tprt_session *session, const tprt_program *program,
                                shards.data(), outputs[i].data))
       return status;
   }
+  session->localResults.assign(numRanks, {});
+  for (int64_t rank = 0; rank < numRanks; ++rank)
+    for (int32_t i = 0; i < num_outputs; ++i)
+      session->localResults[rank].push_back(
+          std::move(buffers[rank][num_inputs + i]));
   return nullptr;
 }
 
@@ -251,6 +423,21 @@ tprt_status tprt_session_run(tprt_session *session, const tprt_program *program,
   } catch (const std::exception &e) {
     return error(TPRT_INTERNAL, "run: ", e.what());
   }
+}
+
+tprt_status tprt_session_local_result(const tprt_session *session, int64_t rank,
+                                      int32_t index, const void **data) {
+  if (!session || !data)
+    return error(TPRT_INVALID_ARGUMENT, "session or data is null");
+  if (rank < 0 || rank >= static_cast<int64_t>(session->localResults.size()))
+    return error(TPRT_INVALID_ARGUMENT, "no results for rank ", rank,
+                 " (has the session run successfully?)");
+  const auto &results = session->localResults[rank];
+  if (index < 0 || index >= static_cast<int32_t>(results.size()))
+    return error(TPRT_INVALID_ARGUMENT, "no result #", index, "; the run had ",
+                 results.size());
+  *data = results[index].data();
+  return nullptr;
 }
 
 tprt_status tprt_session_stats(const tprt_session *session, int64_t rank,

@@ -28,10 +28,7 @@ const std::vector<Backend> &tprt::backends() {
   return registry;
 }
 
-namespace {
-
-/// TPRT_TIMEOUT_MS when it is a positive number of milliseconds, else 60 s.
-std::chrono::milliseconds defaultTimeout() {
+std::chrono::milliseconds tprt::defaultTimeout() {
   if (const char *env = std::getenv("TPRT_TIMEOUT_MS")) {
     char *end = nullptr;
     errno = 0;
@@ -41,8 +38,6 @@ std::chrono::milliseconds defaultTimeout() {
   }
   return std::chrono::milliseconds(60000);
 }
-
-} // namespace
 
 extern "C" {
 

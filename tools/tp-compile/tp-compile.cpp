@@ -18,7 +18,8 @@
 //
 // --sequence-parallel and --replicate-open-boundaries are --tp-spmd's
 // options; --unsharded strips every sharding first (the one-device
-// reference);
+// reference); --reference lowers without the project's fusion, math
+// approximations and BLAS calls (tp-run --verify's independent reference);
 // --emit=mlir|llvm|obj|so stops after the named stage. Exit codes: 0 on
 // success, 1 when the input does not compile (with its diagnostics), 2 for
 // a bad command line or a failing tool.
@@ -98,6 +99,13 @@ cl::opt<bool> unsharded(
              "reference that tp-run --verify compares against); needs global "
              "form"),
     cl::init(false), cl::cat(category));
+cl::opt<bool> reference(
+    "reference",
+    cl::desc("The plain lowering (--tp-lower-to-cpu's reference option): no "
+             "elementwise fusion, exact libm math instead of polynomial "
+             "approximations, GEMMs as loops instead of BLAS calls; with "
+             "--unsharded, the independent reference of tp-run --verify"),
+    cl::init(false), cl::cat(category));
 cl::opt<std::string> linker("cc", cl::desc("C compiler used to link"),
                             cl::init("cc"), cl::cat(category));
 
@@ -170,7 +178,9 @@ int main(int argc, char **argv) {
                 "' is in local form already; --sequence-parallel and "
                 "--replicate-open-boundaries apply to global form");
   }
-  tp::buildLowerToCPUPipeline(pm);
+  tp::LowerToCPUOptions lowering;
+  lowering.reference = reference;
+  tp::buildLowerToCPUPipeline(pm, lowering);
   if (failed(pm.run(*module)))
     return 1;
   if (emit == Emit::MLIR) {

@@ -14,11 +14,20 @@
 //    before anything runs.
 // 3. The function runs on every device of its mesh (one thread each on the
 //    CPU backend): inputs scattered by their shardings, results gathered.
-// 4. --verify compiles the same model without shardings (tp-compile
-//    --unsharded), runs it on one device with the same inputs and prints,
-//    per result, the max absolute and relative error and PASS or FAIL
-//    (relative to the largest reference magnitude; tolerance 1e-5 for f32
-//    and f64, 1e-2 for f16 and bf16, exact for integers).
+// 4. --verify checks the run three ways, per result:
+//    - every device's own copy is compared with the other devices that hold
+//      the same shard (replicas must agree; a disagreement names both);
+//    - inputs that are pending sums were split into random terms (not the
+//      value on one device and zeros elsewhere), so a collective that
+//      copies instead of summing is caught;
+//    - the gathered result is compared, element by element, with an
+//      independent reference: the model (or --reference MODEL.mlir) without
+//      shardings, compiled with the plain lowering (tp-compile --unsharded
+//      --reference: no fusion, libm math, GEMMs as loops) and run on one
+//      device. An element passes when |got - want| <= tol * max(|want|,
+//      rms(want)): relative to its own magnitude, with the tensor's RMS as
+//      the floor (tol 1e-5 for f32, 1e-10 for f64, 1e-2 for f16, 4e-2 for bf16,
+//      exact for integers).
 // 5. --output-dir writes result<i>.npy, only once everything succeeded (and
 //    verification, if asked for, passed).
 // --repeat N runs N times and prints the best wall time (for benchmarks);
@@ -40,6 +49,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <iomanip>
 #include <iostream>
 #include <malloc.h>
 #include <random>
@@ -71,6 +81,7 @@ struct Options {
   int repeat = 1;
   bool allEntries = false;
   std::string tpCompile;
+  std::string reference; // --reference: the model --verify compares with
   std::vector<std::string> spmdOptions; // passed to tp-compile
 };
 
@@ -89,8 +100,14 @@ const char *kHelp =
     "  --seed N                     their seed (default 0)\n"
     "  --output-dir DIR             write result<i>.npy there when the run\n"
     "                               (and --verify) succeeded\n"
-    "  --verify                     also run the unsharded model on one\n"
-    "                               device and compare every result\n"
+    "  --verify                     check the run: replicas agree, and every\n"
+    "                               result matches the unsharded model run\n"
+    "                               on one device (plain lowering), element\n"
+    "                               by element; pending-sum inputs are split\n"
+    "                               into random terms\n"
+    "  --reference MODEL.mlir       what --verify compares with (default: the\n"
+    "                               model itself); lets a .so or a local-form\n"
+    "                               model be verified\n"
     "  --backend cpu                where the program runs\n"
     "  --comm NAME                  the communicator backend (default local)\n"
     "  --timeout-ms N               how long a rank waits for its group\n"
@@ -201,6 +218,8 @@ Options parse(int argc, char **argv) {
       o.spmdOptions.push_back(a);
     } else if (a == "--tp-compile") {
       o.tpCompile = value(i, a);
+    } else if (a == "--reference") {
+      o.reference = value(i, a);
     } else if (!a.empty() && a[0] == '-') {
       fail("unknown option '" + a + "'\n" + kUsage);
     } else if (o.model.empty()) {
@@ -211,6 +230,8 @@ Options parse(int argc, char **argv) {
   }
   if (o.model.empty())
     fail(std::string("no model given\n") + kUsage);
+  if (!o.reference.empty() && !o.verify)
+    fail("--reference names what --verify compares with; add --verify");
   if (o.randomInputs && !o.inputs.empty())
     fail("give either --inputs or --random-inputs, not both");
   if (o.allEntries && (!o.randomInputs || !o.entry.empty()))
@@ -234,15 +255,19 @@ std::string selfDir() {
   return path.substr(0, path.rfind('/'));
 }
 
-/// Runs tp-compile; its diagnostics go to stderr.
-void compile(const Options &o, const std::string &output, bool unsharded) {
+/// Runs tp-compile on `model`; its diagnostics go to stderr. `reference`:
+/// without shardings, with the plain lowering (--verify's reference).
+void compile(const Options &o, const std::string &model,
+             const std::string &output, bool reference) {
   std::string tool =
       o.tpCompile.empty() ? selfDir() + "/tp-compile" : o.tpCompile;
-  std::vector<std::string> args = {tool, o.model, "-o", output};
-  if (unsharded)
+  std::vector<std::string> args = {tool, model, "-o", output};
+  if (reference) {
     args.push_back("--unsharded");
-  else
+    args.push_back("--reference");
+  } else {
     args.insert(args.end(), o.spmdOptions.begin(), o.spmdOptions.end());
+  }
   std::vector<char *> argv;
   for (std::string &a : args)
     argv.push_back(a.data());
@@ -250,12 +275,13 @@ void compile(const Options &o, const std::string &output, bool unsharded) {
   pid_t pid;
   if (posix_spawn(&pid, tool.c_str(), nullptr, nullptr, argv.data(), environ) !=
       0)
-    fail("cannot run '" + tool + "' to compile '" + o.model + "'");
+    fail("cannot run '" + tool + "' to compile '" + model + "'");
   int status = 0;
   waitpid(pid, &status, 0);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    fail("'" + o.model + "' did not compile" +
-         (unsharded ? " without its shardings (needed by --verify)" : ""));
+    fail("'" + model + "' did not compile" +
+         (reference ? " without its shardings (the reference of --verify)"
+                    : ""));
 }
 
 std::string shapeString(tprt_dtype dtype, const int64_t *shape, int32_t rank) {
@@ -265,10 +291,10 @@ std::string shapeString(tprt_dtype dtype, const int64_t *shape, int32_t rank) {
   return s + "]";
 }
 
-/// Value `i` of `a` as a double.
-double at(const Array &a, int64_t i) {
-  const char *p = a.bytes.data();
-  switch (a.dtype) {
+/// Element `i` of a `dtype` buffer as a double.
+double valueAt(tprt_dtype dtype, const void *data, int64_t i) {
+  const char *p = static_cast<const char *>(data);
+  switch (dtype) {
   case TPRT_F32:
     return reinterpret_cast<const float *>(p)[i];
   case TPRT_F64:
@@ -281,8 +307,117 @@ double at(const Array &a, int64_t i) {
     return tprt_bf16_to_f32(reinterpret_cast<const uint16_t *>(p)[i]);
   case TPRT_F16:
     return tprt_f16_to_f32(reinterpret_cast<const uint16_t *>(p)[i]);
+  default:
+    return 0;
   }
-  return 0;
+}
+
+double at(const Array &a, int64_t i) {
+  return valueAt(a.dtype, a.bytes.data(), i);
+}
+
+/// The relative tolerance of --verify for `dtype`: 0 means exact.
+double toleranceOf(tprt_dtype dtype) {
+  switch (dtype) {
+  case TPRT_F64:
+    return 1e-10;
+  // About ten units in the last place: a block of ops rounds to 16 bits
+  // between ops where the reference rounds in other places.
+  case TPRT_F16:
+    return 1e-2;
+  case TPRT_BF16:
+    return 4e-2;
+  case TPRT_I32:
+  case TPRT_I64:
+    return 0;
+  default:
+    return 1e-5;
+  }
+}
+
+/// `[i, j, k]` of flat index `flat` in `shape`.
+std::string indexString(int64_t flat, const int64_t *shape, int32_t rank) {
+  std::vector<int64_t> index(static_cast<size_t>(rank));
+  for (int32_t d = rank - 1; d >= 0; --d) {
+    index[d] = shape[d] ? flat % shape[d] : 0;
+    flat = shape[d] ? flat / shape[d] : 0;
+  }
+  std::string s = "[";
+  for (int32_t d = 0; d < rank; ++d)
+    s += (d ? ", " : "") + std::to_string(index[d]);
+  return s + "]";
+}
+
+/// Element-by-element comparison of `got` with `want` (see step 4).
+struct Comparison {
+  int64_t elements = 0, bad = 0;
+  int64_t worst = -1;    // the element with the largest error ratio
+  double worstRatio = 0; // its |got - want| / its allowance
+  double worstGot = 0, worstWant = 0;
+  double tolerance = 0, floor = 0;
+
+  bool pass() const { return bad == 0; }
+
+  std::string describe(const int64_t *shape, int32_t rank) const {
+    std::ostringstream os;
+    os << bad << " of " << elements << " elements off";
+    if (worst >= 0) {
+      os << "; worst at " << indexString(worst, shape, rank) << ": got "
+         << worstGot << ", expected " << worstWant;
+      if (tolerance > 0)
+        os << " (" << std::setprecision(3) << worstRatio << "x its tolerance)";
+    }
+    return os.str();
+  }
+};
+
+Comparison compare(tprt_dtype dtype, const void *got, const void *want,
+                   int64_t n) {
+  Comparison c;
+  c.elements = n;
+  c.tolerance = toleranceOf(dtype);
+  bool integer = dtype == TPRT_I32 || dtype == TPRT_I64;
+  if (!integer) {
+    double squares = 0;
+    int64_t finite = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      double w = valueAt(dtype, want, i);
+      if (std::isfinite(w)) {
+        squares += w * w;
+        ++finite;
+      }
+    }
+    c.floor = finite ? std::sqrt(squares / static_cast<double>(finite)) : 0;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    double ratio;
+    if (integer) {
+      int64_t g = dtype == TPRT_I32 ? static_cast<const int32_t *>(got)[i]
+                                    : static_cast<const int64_t *>(got)[i];
+      int64_t w = dtype == TPRT_I32 ? static_cast<const int32_t *>(want)[i]
+                                    : static_cast<const int64_t *>(want)[i];
+      ratio = g == w ? 0 : HUGE_VAL;
+    } else {
+      double g = valueAt(dtype, got, i), w = valueAt(dtype, want, i);
+      if (std::isnan(g) || std::isnan(w) || std::isinf(g) || std::isinf(w)) {
+        bool same = (std::isnan(g) && std::isnan(w)) || g == w;
+        ratio = same ? 0 : HUGE_VAL;
+      } else {
+        double allowance = c.tolerance * std::max(std::fabs(w), c.floor);
+        double error = std::fabs(g - w);
+        ratio = error == 0 ? 0 : allowance > 0 ? error / allowance : HUGE_VAL;
+      }
+    }
+    if (ratio > 1)
+      ++c.bad;
+    if (ratio > c.worstRatio || (c.worst < 0 && ratio > 0)) {
+      c.worstRatio = ratio;
+      c.worst = i;
+      c.worstGot = valueAt(dtype, got, i);
+      c.worstWant = valueAt(dtype, want, i);
+    }
+  }
+  return c;
 }
 
 Array randomArray(const tprt_tensor_info &info, std::mt19937_64 &rng) {
@@ -328,8 +463,10 @@ struct RunResult {
   int64_t numRanks = 1;
 };
 
+/// Runs `function`; `partialSeed` (0: none) splits pending-sum inputs into
+/// random terms (tprt_session_options).
 RunResult run(const Options &o, const tprt_program *program, int32_t function,
-              std::vector<Array> &inputs) {
+              std::vector<Array> &inputs, uint64_t partialSeed = 0) {
   RunResult r;
   for (int32_t i = 0; i < tprt_program_num_results(program, function); ++i) {
     const tprt_tensor_info *info = tprt_program_result(program, function, i);
@@ -342,7 +479,7 @@ RunResult run(const Options &o, const tprt_program *program, int32_t function,
   }
   const tprt_mesh *mesh = tprt_program_mesh(program, function);
   r.numRanks = tprt_mesh_num_devices(mesh);
-  tprt_session_options options{o.timeoutMs, o.comm.c_str()};
+  tprt_session_options options{o.timeoutMs, o.comm.c_str(), partialSeed};
   if (tprt_status s = tprt_session_create(mesh, &options, &r.session))
     failStatus("cannot create a session", s);
   std::vector<tprt_host_tensor> in, out;
@@ -406,7 +543,10 @@ int runOne(const Options &o, tprt_program *program, int32_t function,
     if (result.session)
       tprt_session_destroy(result.session);
     auto start = std::chrono::steady_clock::now();
-    result = run(o, program, function, inputs);
+    // Under --verify pending sums come as random terms (never 0: that
+    // means "value on the first member").
+    result = run(o, program, function, inputs,
+                 o.verify ? (o.seed * 0x9e3779b97f4a7c15ull) | 1 : 0);
     double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
             .count();
@@ -494,25 +634,53 @@ int runOne(const Options &o, tprt_program *program, int32_t function,
             tprt_program_find_function(ref, name.c_str(), &refFunction))
       failStatus("the unsharded reference", s);
     RunResult expected = run(o, ref, refFunction, inputs);
+    const tprt_mesh *mesh = tprt_program_mesh(program, function);
     for (size_t i = 0; i < result.outputs.size(); ++i) {
       const Array &got = result.outputs[i], &want = expected.outputs[i];
-      double maxAbs = 0, maxRef = 0;
-      bool nan = false;
-      for (int64_t k = 0; k < got.numElements(); ++k) {
-        double a = at(got, k), b = at(want, k);
-        nan |= std::isnan(a) != std::isnan(b);
-        maxAbs = std::max(maxAbs, std::fabs(a - b));
-        maxRef = std::max(maxRef, std::fabs(b));
+      int32_t rank = static_cast<int32_t>(got.shape.size());
+      bool pass = true;
+      // Every replica against the first device that holds its shard.
+      const tprt_tensor_info *info =
+          tprt_program_result(program, function, static_cast<int32_t>(i));
+      int64_t local[TPRT_MAX_TENSOR_RANK];
+      tprt_shard_shape(mesh, &info->sharding, info->shape, local);
+      int64_t localElements = 1;
+      for (int32_t d = 0; d < info->rank; ++d)
+        localElements *= local[d];
+      int disagreements = 0;
+      for (int64_t device = 0; device < result.numRanks; ++device) {
+        int64_t leader = tprt_replica_leader(mesh, &info->sharding, device);
+        if (leader == device)
+          continue;
+        const void *mine = nullptr, *theirs = nullptr;
+        if (tprt_status st = tprt_session_local_result(
+                result.session, device, static_cast<int32_t>(i), &mine))
+          failStatus("--verify", st);
+        if (tprt_status st = tprt_session_local_result(
+                result.session, leader, static_cast<int32_t>(i), &theirs))
+          failStatus("--verify", st);
+        Comparison c = compare(got.dtype, mine, theirs, localElements);
+        if (c.pass())
+          continue;
+        pass = false;
+        if (++disagreements <= 3)
+          std::printf("verify result #%zu: devices %lld and %lld hold the "
+                      "same shard but disagree: %s\n",
+                      i, static_cast<long long>(leader),
+                      static_cast<long long>(device),
+                      c.describe(local, info->rank).c_str());
       }
-      double rel = maxAbs / std::max(maxRef, 1e-30);
-      double tolerance = got.dtype == TPRT_F16 || got.dtype == TPRT_BF16 ? 1e-2
-                         : got.dtype == TPRT_I32 || got.dtype == TPRT_I64
-                             ? 0.0
-                             : 1e-5;
-      bool pass = !nan && rel <= tolerance;
-      std::printf("verify result #%zu: max abs error %.3g, max rel error "
-                  "%.3g (tolerance %.0e): %s\n",
-                  i, maxAbs, rel, tolerance, pass ? "PASS" : "FAIL");
+      if (disagreements > 3)
+        std::printf("verify result #%zu: %d more disagreeing replicas\n", i,
+                    disagreements - 3);
+      // The gathered result against the reference, element by element.
+      Comparison c = compare(got.dtype, got.bytes.data(), want.bytes.data(),
+                             got.numElements());
+      pass &= c.pass();
+      std::printf("verify result #%zu: %s (tolerance %.0e relative, floor "
+                  "rms %.3g): %s\n",
+                  i, c.describe(got.shape.data(), rank).c_str(), c.tolerance,
+                  c.floor, pass ? "PASS" : "FAIL");
       if (!pass)
         exitCode = 1;
     }
@@ -551,23 +719,26 @@ int main(int argc, char **argv) {
   std::string temp;
   std::string library = o.model;
   std::string reference;
-  if (endsWith(o.model, ".mlir")) {
+  std::string referenceModel = o.reference.empty() ? o.model : o.reference;
+  if (o.verify && !endsWith(referenceModel, ".mlir"))
+    fail("--verify compiles its reference from a .mlir model in global form; "
+         "got '" +
+         referenceModel + "' (name one with --reference MODEL.mlir)");
+  if (endsWith(o.model, ".mlir") || o.verify) {
     std::string pattern =
         (std::filesystem::temp_directory_path() / "tp-run-XXXXXX").string();
     if (!mkdtemp(pattern.data()))
       fail("cannot create a temporary directory");
     temp = temporaryDir = pattern;
     std::atexit(removeTemporaryDir);
+  }
+  if (endsWith(o.model, ".mlir")) {
     library = temp + "/program.so";
-    compile(o, library, /*unsharded=*/false);
-    if (o.verify) {
-      reference = temp + "/reference.so";
-      compile(o, reference, /*unsharded=*/true);
-    }
-  } else if (o.verify) {
-    fail("--verify needs the model as .mlir in global form (it compiles the "
-         "unsharded reference from it); got '" +
-         o.model + "'");
+    compile(o, o.model, library, /*reference=*/false);
+  }
+  if (o.verify) {
+    reference = temp + "/reference.so";
+    compile(o, referenceModel, reference, /*reference=*/true);
   }
   auto cleanup = [&] { removeTemporaryDir(); };
   tprt_program *program = nullptr;

@@ -34,10 +34,23 @@ inline constexpr llvm::StringLiteral kManifestAttrName =
 /// The prefix of the runtime's entry wrappers.
 inline constexpr llvm::StringLiteral kEntryPrefix = "tprt_entry_";
 
+struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
+  PassOptions::Option<bool> reference{
+      *this, "reference",
+      llvm::cl::desc(
+          "The plain lowering that checks the project's own: no elementwise "
+          "fusion, no polynomial approximations (libm), no BLAS (f32 GEMMs as "
+          "loops; f16/bf16 ones keep their f32-accumulating call); "
+          "tp-compile --reference, used by tp-run --verify"),
+      llvm::cl::init(false)};
+};
+
 /// --tp-lower-to-cpu: local (or unsharded global) form -> LLVM dialect for
 /// the CPU runtime: manifest, one-shot bufferization (results become
 /// out-parameters, buffers are freed), collectives -> runtime calls, linalg
 /// -> loops, everything -> LLVM with bare-pointer memrefs, entry points.
+void buildLowerToCPUPipeline(OpPassManager &pm,
+                             const LowerToCPUOptions &options);
 void buildLowerToCPUPipeline(OpPassManager &pm);
 
 void registerTPConversionPipelines();

@@ -206,7 +206,16 @@ def ConvertGemmToBlasPass : Pass<"tp-convert-gemm-to-blas", "::mlir::ModuleOp"> 
     and the per-head score contraction of attention,
     `(b, h, i, j, d): Q(b, i, h, d) * K(b, j, h, d) -> S(b, h, i, j)`, is a
     batch (b, h) of `Q K^T` with lda = ldb = H*D.
+
+    With `narrow-only`, f32 contractions stay loops: the reference lowering
+    (`tp-lower-to-cpu{reference}`) keeps only the f16/bf16 GEMMs as calls,
+    because their contract is f32 accumulation, which MLIR's own loops on
+    f16/bf16 memrefs (rounding every partial sum) do not honour.
   }];
+  let options = [
+    Option<"narrowOnly", "narrow-only", "bool", /*default=*/"false",
+           "Convert only f16 and bf16 contractions; f32 ones stay loops">
+  ];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect", "::mlir::func::FuncDialect",
                            "::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect"];
 }

@@ -31,10 +31,13 @@ namespace {
 
 class BlasGemmTarget final : public GemmTarget {
 public:
-  explicit BlasGemmTarget(ModuleOp module) : module(module) {}
+  BlasGemmTarget(ModuleOp module, bool narrowOnly)
+      : module(module), narrowOnly(narrowOnly) {}
 
   bool supportsElementType(Type type) const override {
-    return isa<Float32Type, Float16Type, BFloat16Type>(type);
+    if (isa<Float16Type, BFloat16Type>(type))
+      return true;
+    return !narrowOnly && isa<Float32Type>(type);
   }
 
   void emitGemm(OpBuilder &b, Location loc, Value rankContext, const Gemm &g,
@@ -87,13 +90,15 @@ public:
 
 private:
   ModuleOp module;
+  bool narrowOnly;
 };
 
 struct ConvertGemmToBlasPass
     : public tp::impl::ConvertGemmToBlasPassBase<ConvertGemmToBlasPass> {
+  using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    BlasGemmTarget target(module);
+    BlasGemmTarget target(module, narrowOnly);
     for (auto func : module.getOps<func::FuncOp>())
       if (!func.isExternal() && func.getNumArguments() != 0 &&
           isa<LLVM::LLVMPointerType>(func.getArgument(0).getType()))

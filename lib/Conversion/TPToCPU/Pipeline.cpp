@@ -20,14 +20,21 @@ using namespace mlir;
 using namespace mlir::tp;
 
 void mlir::tp::buildLowerToCPUPipeline(OpPassManager &pm) {
+  buildLowerToCPUPipeline(pm, LowerToCPUOptions());
+}
+
+void mlir::tp::buildLowerToCPUPipeline(OpPassManager &pm,
+                                       const LowerToCPUOptions &options) {
   pm.addPass(createRecordManifestPass());
   pm.addPass(createCopyRepeatedResultsPass());
   // Elementwise ops on tensors (math.tanh %t, arith.addf %a, %b) become
   // linalg.generic, which bufferizes.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addPass(createDecomposeAggregatesPass());
-  pm.addPass(createFuseElementwisePass());
-  pm.addPass(createApproximateMathPass());
+  if (!options.reference) {
+    pm.addPass(createFuseElementwisePass());
+    pm.addPass(createApproximateMathPass());
+  }
   // Tensors -> buffers: identity layouts at function boundaries (the runtime
   // passes dense buffers), results as out-parameters, buffers freed.
   bufferization::OneShotBufferizePassOptions bufferize;
@@ -45,7 +52,11 @@ void mlir::tp::buildLowerToCPUPipeline(OpPassManager &pm) {
   // After deallocation: the contiguous copies these passes make are freed
   // by them, which the ownership-based deallocation would refuse.
   pm.addPass(createConvertCollectivesToRuntimePass());
-  pm.addPass(createConvertGemmToBlasPass());
+  // The reference keeps f16/bf16 GEMMs as calls: their contract is f32
+  // accumulation, which loops on narrow memrefs would not honour.
+  ConvertGemmToBlasPassOptions gemm;
+  gemm.narrowOnly = options.reference;
+  pm.addPass(createConvertGemmToBlasPass(gemm));
   // Loops, then LLVM.
   pm.addPass(createLowerStridedCopiesPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
@@ -78,10 +89,12 @@ void mlir::tp::buildLowerToCPUPipeline(OpPassManager &pm) {
 }
 
 void mlir::tp::registerTPConversionPipelines() {
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<LowerToCPUOptions>(
       "tp-lower-to-cpu",
       "Local (or unsharded) form to LLVM dialect for the CPU runtime: "
       "manifest, bufferization, collectives to runtime calls, loops, LLVM, "
       "entry points",
-      buildLowerToCPUPipeline);
+      [](OpPassManager &pm, const LowerToCPUOptions &options) {
+        buildLowerToCPUPipeline(pm, options);
+      });
 }

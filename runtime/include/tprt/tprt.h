@@ -154,6 +154,13 @@ TPRT_API int64_t tprt_group_size(const tprt_mesh *mesh, const tprt_axes *axes);
 TPRT_API int64_t tprt_group_position(const tprt_mesh *mesh,
                                      const tprt_axes *axes, int64_t device);
 
+/* The first device that holds the same shard as `device` of a tensor sharded
+ * as `sharding` (checked): devices with the same coordinates along every axis
+ * that splits the tensor or that it is a pending sum over hold the same
+ * values (replicas). */
+TPRT_API int64_t tprt_replica_leader(const tprt_mesh *mesh,
+                                     const tprt_sharding *sharding,
+                                     int64_t device);
 /* Checks `sharding` for a tensor of `global_shape` on `mesh`: the ranks agree,
  * axes valid, no axis used twice, each split dimension divisible. */
 TPRT_API tprt_status tprt_sharding_check(const tprt_mesh *mesh,
@@ -472,6 +479,12 @@ typedef struct tprt_session_options {
   int64_t timeout_ms;
   /* The communicator backend; NULL or "" means "local". */
   const char *backend;
+  /* How an input with pending-sum (partial) axes is split between the members
+   * of its partial group: 0 gives the value to the first member and zeros to
+   * the others (tprt_scatter_shard); any other value is the seed of random
+   * terms, one per member, that add up to the value (as tp-run --verify
+   * does, so that a collective that copies instead of summing is caught). */
+  uint64_t partial_seed;
 } tprt_session_options;
 
 /* `options` may be NULL. */
@@ -485,11 +498,22 @@ TPRT_API void tprt_session_destroy(tprt_session *session);
  * every rank, and gathers each result into `outputs[i].data`, which the
  * caller allocates with the result's global shape (dtype and shape are
  * checked). A failing rank fails the run with its first error; nothing is
- * written to `outputs` then. */
+ * written to `outputs` then. A rank that is still computing `timeout_ms`
+ * after another rank finished (an endless loop: it is in no collective) fails
+ * the run with TPRT_TIMEOUT naming it; its thread is abandoned, still
+ * running, with its buffers and world (and the program stays loaded). */
 TPRT_API tprt_status tprt_session_run(
     tprt_session *session, const tprt_program *program, int32_t function,
     const tprt_host_tensor *inputs, int32_t num_inputs,
     tprt_host_tensor *outputs, int32_t num_outputs);
+/* After a successful run: device `rank`'s own copy of result `index` (its
+ * shard, of the shape tprt_shard_shape gives for the result's sharding),
+ * valid until the next run or tprt_session_destroy. The gathered result reads
+ * one copy of each replicated shard; this is how a caller checks the others
+ * (tp-run --verify compares every replica). */
+TPRT_API tprt_status tprt_session_local_result(const tprt_session *session,
+                                               int64_t rank, int32_t index,
+                                               const void **data);
 /* Rank `rank`'s collective statistics of the last run, and the seconds each
  * rank spent in the program. */
 TPRT_API tprt_status tprt_session_stats(const tprt_session *session,
