@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Reads JUnit XML files (lit's --xunit-xml-output, ctest's --output-junit) and prints
 `N passed, M failed` as the last line. A missing or unreadable file counts as one failure.
+An argument LABEL=PATH prefixes that file's test names with LABEL (the sanitizer runs).
 Skipped tests (lit UNSUPPORTED, e.g. CUDA tests without a GPU) are listed on the line
 before. Exits 1 when anything failed."""
 
@@ -11,7 +12,8 @@ import xml.etree.ElementTree as ET
 def main(paths):
     passed = failed = skipped = 0
     failures = []
-    for path in paths:
+    for arg in paths:
+        label, _, path = arg.partition("=") if "=" in arg else ("", "", arg)
         try:
             root = ET.parse(path).getroot()
         except (OSError, ET.ParseError) as err:
@@ -20,6 +22,8 @@ def main(paths):
             continue
         for case in root.iter("testcase"):
             name = f"{case.get('classname')}::{case.get('name')}"
+            if label:
+                name = f"[{label}] {name}"
             if case.find("failure") is not None or case.find("error") is not None:
                 failed += 1
                 failures.append(name)

@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing (scripts/setup.sh), configures and builds
-# everything, runs every test (lit regression tests and GoogleTest unit tests), and ends
-# with the line `N passed, M failed`. Exits non-zero on any failure.
+# everything, runs every test (lit regression tests and GoogleTest unit tests), then the
+# sanitizer runs (scripts/sanitize.sh): the runtime, its conformance suite and the
+# executable tests under ASan+UBSan and under TSan, and everything under ASan+UBSan.
+# Ends with the line `N passed, M failed`; exits non-zero on any failure.
 #
-#   scripts/test.sh            # build in ./build
+#   scripts/test.sh                      # build in ./build
 #   TP_BUILD_DIR=/tmp/b scripts/test.sh
+#   TP_SANITIZE_FULL=0 scripts/test.sh   # skip the full ASan+UBSan build (~15 min)
+#   TP_SANITIZE=0 scripts/test.sh        # skip every sanitizer run
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -18,6 +22,9 @@ fail_early() {
 }
 
 "$root/scripts/setup.sh" || fail_early "setup failed"
+
+# Paths relative to the checkout in ccache's keys: a clone elsewhere hits the cache.
+export CCACHE_BASEDIR=$root
 
 start=$(date +%s)
 mkdir -p "$build"
@@ -34,11 +41,26 @@ lit_rc=$?
 (cd "$build" && ctest --output-on-failure --timeout 300 --output-junit ctest-results.xml)
 ctest_rc=$?
 
-/usr/bin/python3 "$root/scripts/summarize_tests.py" \
-  "$build/lit-results.xml" "$build/ctest-results.xml"
+# Sanitizers: their results join the summary under a label.
+results=("$build/lit-results.xml" "$build/ctest-results.xml")
+sanitize_rc=0
+rm -f "$build"/sanitize-*.xml
+if [ "${TP_SANITIZE:-1}" != 0 ]; then
+  TP_BUILD_DIR=$build "$root/scripts/sanitize.sh" runtime || sanitize_rc=1
+  for kind in asan tsan; do
+    results+=("$kind=$build/sanitize-$kind-runtime.xml" "$kind=$build/sanitize-$kind-integration.xml")
+  done
+  if [ "${TP_SANITIZE_FULL:-1}" != 0 ]; then
+    TP_BUILD_DIR=$build "$root/scripts/sanitize.sh" full || sanitize_rc=1
+    results+=("asan-full=$build/sanitize-asan-full-lit.xml" "asan-full=$build/sanitize-asan-full-unit.xml")
+  fi
+  echo "test: sanitizer runs done after $(( $(date +%s) - start ))s"
+fi
+
+/usr/bin/python3 "$root/scripts/summarize_tests.py" "${results[@]}"
 summary_rc=$?
 
-if [ $lit_rc -ne 0 ] || [ $ctest_rc -ne 0 ] || [ $summary_rc -ne 0 ]; then
+if [ $lit_rc -ne 0 ] || [ $ctest_rc -ne 0 ] || [ $summary_rc -ne 0 ] || [ $sanitize_rc -ne 0 ]; then
   exit 1
 fi
 exit 0

@@ -34,3 +34,17 @@ config.substitutions.append(("%tp_obj_root", config.tp_obj_root))
 
 if config.tp_has_cuda:
     config.available_features.add("cuda")
+
+# %sanitizer_preload: where this build is sanitized (scripts/sanitize.sh), a process
+# that is not (python, the embedding example) loads the sanitized libtprt only with
+# the sanitizer's runtime preloaded; its own leaks are not the project's.
+preload = ""
+sanitize = getattr(config, "tp_sanitize", "")
+if "address" in sanitize or "thread" in sanitize:
+    import subprocess
+    runtime = "libasan.so" if "address" in sanitize else "libtsan.so"
+    path = subprocess.run(["cc", "-print-file-name=" + runtime], capture_output=True,
+                          text=True).stdout.strip()
+    preload = ("env LD_PRELOAD=%s ASAN_OPTIONS=detect_leaks=0:allow_user_poisoning=0"
+               % path)
+config.substitutions.append(("%sanitizer_preload", preload))

@@ -239,10 +239,13 @@ struct LocalWorld final : tprt_world_s {
   }
 
 private:
-  /// A waiter that gives up leaves its rendezvous' table entry (caller holds
-  /// rv.mutex and the generation is unchanged).
+  /// A waiter that gives up takes back its arrival, so that a later member
+  /// does not complete the barrier and read the buffers of one that left, and
+  /// leaves its table entry (caller holds rv.mutex; the generation is
+  /// unchanged).
   void forgetWaiting(Rendezvous &rv, int64_t rank, uint64_t generation) {
     (void)generation;
+    --rv.arrived;
     std::lock_guard<std::mutex> waiting(waitingMutex);
     if (waitingIn[rank] == &rv)
       waitingIn[rank] = nullptr;
