@@ -21,6 +21,11 @@ void registerAllDialects(DialectRegistry &registry);
 /// the flags that mlir-opt users know.
 void registerAllPasses();
 
+/// Makes the crash handler's message say what a crash means here: a bug to
+/// report with its input, unless it is one of MLIR 22's own, listed in
+/// docs/known-issues.md. The tools call it first thing.
+void setCrashMessage();
+
 } // namespace mlir::tp
 
 #endif // TP_INITALL_H

@@ -16,6 +16,7 @@
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
+#include "llvm/Support/PrettyStackTrace.h"
 
 void mlir::tp::registerAllDialects(DialectRegistry &registry) {
   registry.insert<TPDialect>();
@@ -37,4 +38,12 @@ void mlir::tp::registerAllPasses() {
   registerTPPipelines();
   registerTPConversionPasses();
   registerTPConversionPipelines();
+}
+
+void mlir::tp::setCrashMessage() {
+  llvm::setBugReportMsg(
+      "tp-mlir crashed. Bad input must get a diagnostic, never a crash: "
+      "please report this with the input and the command line. Crashes "
+      "inside MLIR 22 itself (frames in libMLIR.so only) that tp-mlir cannot "
+      "fix are listed in docs/known-issues.md.\n");
 }

@@ -129,6 +129,7 @@ int fail(const llvm::Twine &message) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  tp::setCrashMessage();
   // --help lists these options only, not every LLVM backend flag; a bad
   // command line is exit code 2, like every other usage error.
   cl::HideUnrelatedOptions(category);

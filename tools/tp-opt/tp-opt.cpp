@@ -15,6 +15,7 @@
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
 int main(int argc, char **argv) {
+  mlir::tp::setCrashMessage();
   mlir::DialectRegistry registry;
   mlir::tp::registerAllDialects(registry);
   mlir::tp::registerAllPasses();
