@@ -18,6 +18,8 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdlib>
@@ -96,8 +98,13 @@ MLIRContext &tpfuzz::nextContext() {
 
 OwningOpRef<ModuleOp> tpfuzz::parse(MLIRContext &context, const uint8_t *data,
                                     size_t size) {
+  // A null-terminated copy, as every tool reads a file: MLIR's lexer relies
+  // on the terminator (parseSourceString would lex past the input's end).
   llvm::StringRef text(reinterpret_cast<const char *>(data), size);
-  return parseSourceString<ModuleOp>(text, ParserConfig(&context));
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(text, "fuzz-input"), llvm::SMLoc());
+  return parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(&context));
 }
 
 bool tpfuzz::runChecked(ModuleOp module,

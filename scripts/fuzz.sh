@@ -55,9 +55,10 @@ corpus=$build/corpus
 rm -rf "$corpus"
 /usr/bin/python3 "$root/fuzz/make_corpus.py" "$build" "$corpus" || exit 1
 
-# ASan: no leak checking per input (MLIR interns into the context on purpose); UBSan
+# ASan: no leak checking per input (MLIR interns into the context on purpose), no
+# manual poisoning (LLVM allocators inlined here, read by uninstrumented libMLIR); UBSan
 # reports are crashes (built with -fno-sanitize-recover).
-export ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1
+export ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1:allow_user_poisoning=0
 export UBSAN_OPTIONS=print_stacktrace=1
 
 status=0
