@@ -66,6 +66,8 @@ printf "%-10s %12s %10s %8s\n" target executions exec/s crashes
 for t in "${targets[@]}"; do
   crashes=$build/crashes/$t
   work=$build/work/$t
+  # This run's crashes only (the counts below are this run's).
+  rm -rf "$crashes"
   mkdir -p "$crashes" "$work"
   dict=()
   [ -f "$root/fuzz/$t.dict" ] && dict=(-dict="$root/fuzz/$t.dict")
