@@ -40,6 +40,23 @@ TEST(ShardTest, GroupsFollowTheListedAxisOrder) {
   EXPECT_EQ(tprt_group_size(&kGrid, &xy), 4);
 }
 
+TEST(ShardTest, ReplicasShareTheFirstDeviceOfTheirShard) {
+  // Split over x: devices (x, y) and (x, 0) hold the same rows.
+  tprt_sharding rows = shardingOf({{0}, {}});
+  EXPECT_EQ(tprt_replica_leader(&kGrid, &rows, 0), 0);
+  EXPECT_EQ(tprt_replica_leader(&kGrid, &rows, 1), 0);
+  EXPECT_EQ(tprt_replica_leader(&kGrid, &rows, 2), 2);
+  EXPECT_EQ(tprt_replica_leader(&kGrid, &rows, 3), 2);
+  // A pending sum over y is not replicated over y: each term is its own.
+  tprt_sharding partial = shardingOf({{}, {}}, {1});
+  EXPECT_EQ(tprt_replica_leader(&kGrid, &partial, 1), 1);
+  EXPECT_EQ(tprt_replica_leader(&kGrid, &partial, 3), 1);
+  // Fully replicated: every device holds device 0's copy.
+  tprt_sharding replicated = shardingOf({{}, {}});
+  for (int64_t device = 0; device < 4; ++device)
+    EXPECT_EQ(tprt_replica_leader(&kGrid, &replicated, device), 0);
+}
+
 TEST(ShardTest, ShardShapes) {
   int64_t global[2] = {8, 6};
   int64_t local[2];
