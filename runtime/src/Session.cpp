@@ -30,6 +30,7 @@
 #include <cstring>
 #include <memory>
 #include <thread>
+#include <type_traits>
 
 using namespace tprt;
 
@@ -86,6 +87,17 @@ uint64_t nextRandom(uint64_t &state) {
   return z ^ (z >> 31);
 }
 
+/// splitTerm for one integer element: a term in [-8, 8], subtracted with
+/// wrap-around (exact).
+template <typename T>
+void splitInteger(void *holder, void *term, int64_t i, uint64_t &state) {
+  using U = std::make_unsigned_t<T>;
+  T &v = static_cast<T *>(holder)[i];
+  T t = static_cast<T>(static_cast<int64_t>(nextRandom(state) % 17) - 8);
+  static_cast<T *>(term)[i] = t;
+  v = static_cast<T>(static_cast<U>(v) - static_cast<U>(t));
+}
+
 /// Replaces `term` (zeros) by a random term and subtracts it from `holder`
 /// (the member that holds the value), element by element: the terms keep
 /// adding up to the value, exactly for integers, to rounding for floats.
@@ -121,22 +133,12 @@ void splitTerm(tprt_dtype dtype, void *holder, void *term, int64_t count,
       bits = half ? floatToHalf(v - t) : floatToBf16(v - t);
       break;
     }
-    case TPRT_I32: {
-      auto &v = static_cast<int32_t *>(holder)[i];
-      auto t = static_cast<int32_t>(nextRandom(state) % 17) - 8;
-      static_cast<int32_t *>(term)[i] = t;
-      v = static_cast<int32_t>(static_cast<uint32_t>(v) -
-                               static_cast<uint32_t>(t));
+    case TPRT_I32:
+      splitInteger<int32_t>(holder, term, i, state);
       break;
-    }
-    case TPRT_I64: {
-      auto &v = static_cast<int64_t *>(holder)[i];
-      auto t = static_cast<int64_t>(nextRandom(state) % 17) - 8;
-      static_cast<int64_t *>(term)[i] = t;
-      v = static_cast<int64_t>(static_cast<uint64_t>(v) -
-                               static_cast<uint64_t>(t));
+    case TPRT_I64:
+      splitInteger<int64_t>(holder, term, i, state);
       break;
-    }
     default:
       return;
     }
