@@ -8,6 +8,7 @@
 
 #include "tp/Dialect/TP/IR/TPAttrs.h"
 #include "tp/Dialect/TP/IR/TPDialect.h"
+#include "tp/Dialect/TP/IR/TPOps.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
@@ -85,4 +86,54 @@ LogicalResult mlir::tp::checkShardableStructure(FunctionOpInterface func) {
         return WalkResult::advance();
       });
   return failure(result.wasInterrupted());
+}
+
+FailureOr<MeshOp> mlir::tp::findFunctionMesh(FunctionOpInterface func,
+                                             SymbolTableCollection &symbols) {
+  FlatSymbolRefAttr found;
+  std::optional<Location> foundLoc;
+  std::string foundWhat;
+  auto consider = [&](ShardingAttr s, Location loc,
+                      const std::string &what) -> LogicalResult {
+    if (!s)
+      return success();
+    if (!found) {
+      found = s.getMesh();
+      foundLoc = loc;
+      foundWhat = what;
+      return success();
+    }
+    if (found == s.getMesh())
+      return success();
+    InFlightDiagnostic diag = emitError(loc)
+                              << what << " uses mesh " << s.getMesh() << " but "
+                              << foundWhat << " uses " << found
+                              << "; a function is partitioned over one mesh";
+    diag.attachNote(*foundLoc) << foundWhat << " is here";
+    return failure();
+  };
+  std::string name = ("@" + func.getName()).str();
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    if (failed(consider(func.getArgAttrOfType<ShardingAttr>(
+                            i, TPDialect::kShardingAttrName),
+                        func.getArgument(i).getLoc(),
+                        "argument #" + std::to_string(i) + " of " + name)))
+      return failure();
+  for (unsigned i = 0; i < func.getNumResults(); ++i)
+    if (failed(consider(func.getResultAttrOfType<ShardingAttr>(
+                            i, TPDialect::kShardingAttrName),
+                        func.getLoc(),
+                        "result #" + std::to_string(i) + " of " + name)))
+      return failure();
+  WalkResult walk = func.getFunctionBody().walk([&](Operation *op) {
+    return failed(consider(getOwnSharding(op), op->getLoc(),
+                           "'" + op->getName().getStringRef().str() + "'"))
+               ? WalkResult::interrupt()
+               : WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  if (!found)
+    return MeshOp();
+  return symbols.lookupNearestSymbolFrom<MeshOp>(func, found.getAttr());
 }

@@ -11,6 +11,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
@@ -22,6 +23,15 @@ namespace mlir::tp {
 
 #define GEN_PASS_REGISTRATION
 #include "tp/Dialect/TP/Transforms/Passes.h.inc"
+
+class MeshOp;
+
+/// Makes every op of `func` (propagated over `mesh`: `tp.sharding` on its
+/// arguments, `tp.shardings` on its ops) read its operands in the shardings
+/// its decision needs, inserting tp.reshard; what `--tp-insert-reshards` does
+/// per function, and the last step of `--tp-propagate`.
+LogicalResult insertReshards(FunctionOpInterface func, MeshOp mesh,
+                             const InsertReshardsPassOptions &options);
 
 /// Options of the `tp-spmd` pipeline.
 struct SPMDPipelineOptions : public PassPipelineOptions<SPMDPipelineOptions> {

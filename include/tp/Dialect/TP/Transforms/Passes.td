@@ -71,14 +71,16 @@ def PropagatePass : Pass<"tp-propagate", "::mlir::ModuleOp"> {
     Starting from the constraints (`tp.sharding` on function arguments and
     results, `tp.annotate`, `tp.reshard`), gives every tensor value a
     sharding, propagating forward and backward through each op's sharding
-    rule until nothing changes. Constraints are never changed. Where two
-    shardings disagree at an op, the op's factor shardings are chosen by a
-    communication cost model (bytes each device sends, ring formulas) and a
-    `tp.reshard` is inserted on every operand that arrives in another
-    sharding. Splitting a reduction factor leaves the op's results partial;
-    a partial value flows on through ops linear in it (reshapes, transposes,
-    sums of partials, scaling by replicated values, a matmul with one partial
-    operand) and is reduced before any other use.
+    rule until nothing changes. Constraints are never changed. At each op,
+    the tensors' shardings are projected onto the op's factors and a decider
+    chooses each factor's mesh axes by a communication cost model (bytes each
+    device sends, ring formulas, against redundant work). Then, as
+    `--tp-insert-reshards` does, a `tp.reshard` is inserted on every operand
+    that arrives in another sharding than its op needs. Splitting a
+    reduction factor leaves the op's results partial; a partial value flows
+    on through ops linear in it (reshapes, transposes, sums of partials,
+    scaling by replicated values, a matmul with one partial operand) and is
+    reduced before any other use.
 
     The result: every op yielding tensors carries `tp.shardings`, open
     function arguments and results get their chosen `tp.sharding`, and
@@ -131,6 +133,51 @@ def PropagatePass : Pass<"tp-propagate", "::mlir::ModuleOp"> {
            "tokens over the sum's axes instead, so the all-reduce becomes a "
            "reduce-scatter and the tokens are all-gathered only where a "
            "split weight needs them whole">
+  ];
+}
+
+def InsertReshardsPass : Pass<"tp-insert-reshards", "::mlir::ModuleOp"> {
+  let summary = "Inserts tp.reshard where an op needs an operand in another sharding";
+  let description = [{
+    The last step of `--tp-propagate`, also runnable on its own over shardings
+    written by hand or by another tool. Every tensor value must carry the
+    sharding propagation gave it (`tp.sharding` on function arguments,
+    `tp.shardings` on ops; a value without one counts as replicated). In
+    program order, each op with a sharding rule decides how its factors are
+    split from its operands' final shardings and its results' given ones; its
+    results take that decision, and an operand whose sharding differs from
+    what the op needs reads a `tp.reshard` of it (one per value and target
+    sharding). Values that carry no data (`tensor.empty`, fills of it, splat
+    constants) are cloned in the needed sharding instead. A pending sum flows
+    on through ops linear in it; any other use reduces it first. Ops without a
+    rule have their tensors replicated, with a remark. A sharding over another
+    mesh than the function's is an error.
+
+    Example: the second matmul splits its contraction over `"tp"` as its
+    operands are, so its result is pending; the function's result must be
+    replicated, which a reshard makes:
+
+    ```mlir
+    %y = linalg.matmul {tp.shardings = [#tp.sharding<@world, [{}, {} ], partial = ["tp"]>] }
+           ins(%h, %w2 : ...) outs(%acc : ...) -> tensor<16x512xf32>
+    return %y : tensor<16x512xf32>
+    ```
+
+    becomes
+
+    ```mlir
+    %y = linalg.matmul {tp.shardings = [#tp.sharding<@world, [{}, {} ], partial = ["tp"]>] } ...
+    %r = tp.reshard %y <@world, [{}, {} ]> : tensor<16x512xf32>
+    return %r : tensor<16x512xf32>
+    ```
+  }];
+  let options = [
+    Option<"recordOrigins", "record-origins", "bool", /*default=*/"false",
+           "Record, for every op result, the constraint its sharding came "
+           "from (`tp.origins`), reading those propagation recorded">,
+    Option<"sequenceParallel", "sequence-parallel", "bool", /*default=*/"false",
+           "Where a pending sum would be reduced for a token-wise op, split "
+           "the tokens over the sum's axes instead (see --tp-propagate)">
   ];
 }
 

@@ -1,5 +1,4 @@
-//===- Structure.h - What propagation and partitioning can split -*- C++
-//-*-===//
+//===- Structure.h - What propagation and partitioning split ----*- C++ -*-===//
 //
 // Part of tp-mlir, under the Apache License v2.0 with LLVM Exceptions.
 //
@@ -8,6 +7,9 @@
 #ifndef TP_DIALECT_TP_TRANSFORMS_STRUCTURE_H
 #define TP_DIALECT_TP_TRANSFORMS_STRUCTURE_H
 
+#include "tp/Dialect/TP/IR/TPOps.h"
+
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 
 namespace mlir::tp {
@@ -24,6 +26,12 @@ LogicalResult checkSingleBlock(FunctionOpInterface func);
 /// offending op otherwise: such programs are refused, never
 /// half-partitioned.
 LogicalResult checkShardableStructure(FunctionOpInterface func);
+
+/// The mesh that `func`'s constraints (argument and result `tp.sharding`,
+/// tp.annotate, tp.reshard) name; an error names two places that disagree.
+/// Null when the function names none.
+FailureOr<MeshOp> findFunctionMesh(FunctionOpInterface func,
+                                   SymbolTableCollection &symbols);
 
 } // namespace mlir::tp
 

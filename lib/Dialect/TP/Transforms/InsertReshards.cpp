@@ -1,0 +1,637 @@
+//===- InsertReshards.cpp - Make every op's operands what it needs --------===//
+//
+// Part of tp-mlir, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// Propagation's fixed point gives every value a sharding, but an op whose
+// tensors disagree needs some of its operands in another one. In program
+// order, each op with a rule decides its factors (FactorDecision.h) from its
+// operands' final shardings and its results' propagated ones; the results
+// take the decision, and an operand whose sharding differs gets a
+// tp.reshard (one per value and target sharding), or, when it carries no
+// data (tensor.empty, fills, splat constants), a clone made in the target
+// sharding. A pending sum flows on through an op linear in it; any other use
+// reduces it first, or with `sequence-parallel` reduce-scatters it over the
+// tokens. Ops without a rule are replicated, with a remark.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tp/Dialect/TP/Transforms/Passes.h"
+
+#include "tp/Dialect/TP/IR/TPInterfaces.h"
+#include "tp/Dialect/TP/IR/TPOps.h"
+#include "tp/Dialect/TP/Transforms/FactorDecision.h"
+#include "tp/Dialect/TP/Transforms/Structure.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/StringSaver.h"
+#include <deque>
+#include <functional>
+
+namespace mlir::tp {
+#define GEN_PASS_DEF_INSERTRESHARDSPASS
+#include "tp/Dialect/TP/Transforms/Passes.h.inc"
+} // namespace mlir::tp
+
+using namespace mlir;
+using namespace mlir::tp;
+
+namespace {
+
+bool isTensor(Value v) { return isa<RankedTensorType>(v.getType()); }
+
+unsigned rankOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getRank();
+}
+
+class ReshardInserter {
+public:
+  ReshardInserter(FunctionOpInterface func, MeshOp mesh,
+                  const InsertReshardsPassOptions &options)
+      : func(func), options(options),
+        meshRef(FlatSymbolRefAttr::get(mesh.getSymNameAttr())), axes(mesh),
+        decisions(decider, axes) {}
+
+  LogicalResult run();
+
+private:
+  LogicalResult checkMesh();
+  LogicalResult finalize();
+  void eraseDeadProducers();
+  void write();
+
+  /// The sharding propagation gave `v` (its `tp.sharding` or `tp.shardings`
+  /// entry); null when it has none.
+  const TensorSharding *given(Value v);
+  /// The constraint `v`'s sharding came from, as `record-origins` wrote it.
+  StringRef givenOrigin(Value v);
+  /// `v`'s final sharding when it has one, else the given one.
+  const TensorSharding *current(Value v) {
+    auto it = finals.find(v);
+    return it != finals.end() ? &it->second : given(v);
+  }
+  const TensorSharding &finalOf(Value v) {
+    if (const TensorSharding *s = current(v))
+      return *s;
+    return replicatedOf(rankOf(v));
+  }
+  const TensorSharding &replicatedOf(unsigned rank) {
+    while (replicatedByRank.size() <= rank)
+      replicatedByRank.push_back(
+          TensorSharding::replicated(replicatedByRank.size()));
+    return replicatedByRank[rank];
+  }
+  /// Makes `use` read its value in `target`.
+  void require(OpOperand &use, const TensorSharding &target);
+  Value reshardTo(Value v, const TensorSharding &target);
+  Value rematerialize(Value v, const TensorSharding &target);
+  /// Sequence parallelism: an op about to reduce a pending sum computes on
+  /// tokens split over the sum's axes instead (the reduction becomes a
+  /// reduce_scatter; the tokens are gathered where a split weight needs them
+  /// whole).
+  bool splitTokensOfReduction(Operation *op, const ShardingRule &rule,
+                              FactorDecision &decision);
+  /// The origin of operand (or numOperands + result) `source` of `op`.
+  StringRef originOf(Operation *op, int source);
+  const ShardingRule *ruleOf(Operation *op);
+  ShardingAttr attrOf(const TensorSharding &s);
+
+  FunctionOpInterface func;
+  const InsertReshardsPassOptions &options;
+  FlatSymbolRefAttr meshRef;
+  MeshAxes axes;
+  CommunicationCostDecider decider;
+  OpDecisions decisions;
+
+  /// Given shardings, converted once per attribute.
+  DenseMap<Attribute, const TensorSharding *> fromAttr;
+  std::deque<TensorSharding> converted;
+  DenseMap<Value, TensorSharding> finals;
+  DenseMap<Operation *, StringRef> resultOrigins;
+  /// Origin given to producers cloned for the op being finalized.
+  StringRef rematerializedFor;
+  std::deque<TensorSharding> replicatedByRank;
+  DenseMap<Operation *, const ShardingRule *> rules;
+  ShardingRuleCache ruleCache;
+  DenseMap<ArrayRef<const void *>, ShardingAttr> attrs;
+  DenseMap<ShardingAttr, ArrayAttr> singleResultArrays;
+  llvm::MapVector<std::pair<Value, ShardingAttr>, Value> reshards;
+  llvm::BumpPtrAllocator allocator;
+  llvm::StringSaver saver{allocator};
+};
+
+//===----------------------------------------------------------------------===//
+// What propagation gave
+//===----------------------------------------------------------------------===//
+
+const TensorSharding *ReshardInserter::given(Value v) {
+  ShardingAttr attr;
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    if (arg.getOwner()->getParentOp() != func.getOperation())
+      return nullptr;
+    attr = func.getArgAttrOfType<ShardingAttr>(arg.getArgNumber(),
+                                               TPDialect::kShardingAttrName);
+  } else {
+    Operation *def = v.getDefiningOp();
+    attr = getOwnSharding(def);
+    if (!attr)
+      if (auto shardings =
+              def->getAttrOfType<ArrayAttr>(TPDialect::kShardingsAttrName);
+          shardings && shardings.size() == def->getNumResults())
+        attr = dyn_cast<ShardingAttr>(
+            shardings[cast<OpResult>(v).getResultNumber()]);
+  }
+  if (!attr || !isTensor(v) || attr.getRank() != rankOf(v))
+    return nullptr;
+  auto [it, inserted] = fromAttr.try_emplace(attr, nullptr);
+  if (inserted) {
+    converted.push_back(TensorSharding::fromAttr(attr));
+    it->second = &converted.back();
+  }
+  return it->second;
+}
+
+StringRef ReshardInserter::givenOrigin(Value v) {
+  if (!options.recordOrigins)
+    return StringRef();
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    if (arg.getOwner()->getParentOp() != func.getOperation())
+      return StringRef();
+    auto origin = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                    TPDialect::kOriginAttrName);
+    return origin ? origin.getValue() : StringRef();
+  }
+  Operation *def = v.getDefiningOp();
+  if (getOwnSharding(def))
+    return saver.save(def->getName().getStringRef() + " at " +
+                      formatLocation(def->getLoc()));
+  auto origins = def->getAttrOfType<ArrayAttr>(TPDialect::kOriginsAttrName);
+  unsigned i = cast<OpResult>(v).getResultNumber();
+  if (!origins || i >= origins.size())
+    return StringRef();
+  auto origin = dyn_cast<StringAttr>(origins[i]);
+  return origin ? origin.getValue() : StringRef();
+}
+
+StringRef ReshardInserter::originOf(Operation *op, int source) {
+  if (source < 0)
+    return StringRef();
+  unsigned numOperands = op->getNumOperands();
+  return givenOrigin(static_cast<unsigned>(source) < numOperands
+                         ? op->getOperand(source)
+                         : op->getResult(source - numOperands));
+}
+
+/// Every sharding the function carries names `mesh`.
+LogicalResult ReshardInserter::checkMesh() {
+  auto check = [&](Attribute attr, function_ref<InFlightDiagnostic()> emit) {
+    auto s = dyn_cast_or_null<ShardingAttr>(attr);
+    if (!s || s.getMesh() == meshRef)
+      return success();
+    emit() << "has a sharding over " << s.getMesh()
+           << " in a function partitioned over " << meshRef;
+    return failure();
+  };
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    if (failed(check(func.getArgAttr(i, TPDialect::kShardingAttrName), [&] {
+          return emitError(func.getArgument(i).getLoc())
+                 << "argument #" << i << " ";
+        })))
+      return failure();
+  WalkResult walk = func.getFunctionBody().walk([&](Operation *op) {
+    auto shardings =
+        op->getAttrOfType<ArrayAttr>(TPDialect::kShardingsAttrName);
+    if (!shardings)
+      return WalkResult::advance();
+    for (Attribute s : shardings)
+      if (failed(check(s, [&] { return op->emitOpError(); })))
+        return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return failure(walk.wasInterrupted());
+}
+
+//===----------------------------------------------------------------------===//
+// Reshards and clones
+//===----------------------------------------------------------------------===//
+
+void ReshardInserter::require(OpOperand &use, const TensorSharding &target) {
+  if (finalOf(use.get()) == target)
+    return;
+  use.set(isRematerializable(use.get()) ? rematerialize(use.get(), target)
+                                        : reshardTo(use.get(), target));
+}
+
+Value ReshardInserter::reshardTo(Value v, const TensorSharding &target) {
+  ShardingAttr attr = attrOf(target);
+  auto key = std::make_pair(v, attr);
+  auto it = reshards.find(key);
+  if (it != reshards.end())
+    return it->second;
+  OpBuilder b(func->getContext());
+  if (Operation *def = v.getDefiningOp())
+    b.setInsertionPointAfter(def);
+  else
+    b.setInsertionPointToStart(cast<BlockArgument>(v).getOwner());
+  Value r = ReshardOp::create(b, v.getLoc(), v, attr);
+  finals[r] = target;
+  reshards[key] = r;
+  return r;
+}
+
+/// True when `v` and the rematerializable values it is made of each have one
+/// use: the chain belongs to a single user and can simply take its sharding.
+static bool soleChain(Value v) {
+  if (!v.hasOneUse())
+    return false;
+  return llvm::all_of(v.getDefiningOp()->getOperands(), [](Value operand) {
+    return !isRematerializable(operand) || soleChain(operand);
+  });
+}
+
+Value ReshardInserter::rematerialize(Value v, const TensorSharding &target) {
+  ShardingAttr attr = attrOf(target);
+  auto key = std::make_pair(v, attr);
+  auto it = reshards.find(key);
+  if (it != reshards.end())
+    return it->second;
+  Operation *def = v.getDefiningOp();
+  // A chain with this single user takes the sharding in place: no clone.
+  if (soleChain(v)) {
+    std::function<void(Value, const TensorSharding &)> retarget =
+        [&](Value value, const TensorSharding &s) {
+          finals[value] = s;
+          Operation *producer = value.getDefiningOp();
+          resultOrigins[producer] = rematerializedFor;
+          TensorSharding operandTarget = s;
+          operandTarget.partial.clear();
+          for (Value operand : producer->getOperands())
+            if (isRematerializable(operand))
+              retarget(operand, operandTarget);
+        };
+    retarget(v, target);
+    reshards[key] = v;
+    return v;
+  }
+  OpBuilder b(def);
+  Operation *clone = b.clone(*def);
+  TensorSharding operandTarget = target;
+  operandTarget.partial.clear();
+  for (OpOperand &use : clone->getOpOperands())
+    if (isRematerializable(use.get()))
+      use.set(rematerialize(use.get(), operandTarget));
+  Value r = clone->getResult(cast<OpResult>(v).getResultNumber());
+  finals[r] = target;
+  resultOrigins[clone] = rematerializedFor;
+  reshards[key] = r;
+  return r;
+}
+
+bool ReshardInserter::splitTokensOfReduction(Operation *op,
+                                             const ShardingRule &rule,
+                                             FactorDecision &decision) {
+  llvm::StringSet<> used;
+  for (const AxisList &factorAxes : decision.axes)
+    for (StringRef a : factorAxes)
+      used.insert(a);
+  for (auto [operand, tf] : llvm::zip(op->getOperands(), rule.getOperands())) {
+    if (!isTensor(operand))
+      continue;
+    const AxisList &pending = finalOf(operand).partial;
+    if (pending.empty() ||
+        llvm::any_of(pending, [&](StringRef a) { return used.contains(a); }))
+      continue;
+    // The token dimensions: every dimension but the last (the features).
+    int64_t n = axes.groupSize(pending);
+    for (size_t d = 0; d + 1 < tf.size(); ++d) {
+      if (tf[d].size() != 1)
+        continue;
+      int64_t f = tf[d].front();
+      int64_t size = rule.getFactorSize(f);
+      if (rule.getFactorKind(f) != FactorKind::Parallel ||
+          !decision.axes[f].empty() || ShapedType::isDynamic(size) ||
+          size % n != 0)
+        continue;
+      decision.axes[f] = pending;
+      return true;
+    }
+  }
+  return false;
+}
+
+//===----------------------------------------------------------------------===//
+// Finalization
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReshardInserter::finalize() {
+  for (BlockArgument arg : func.getArguments())
+    if (isTensor(arg))
+      finals[arg] = finalOf(arg);
+  std::string funcName = ("@" + func.getName()).str();
+  Operation *ret = func.getFunctionBody().back().getTerminator();
+  // The function's result constraints.
+  SmallVector<std::optional<TensorSharding>> resultConstraints;
+  for (unsigned i = 0; i < func.getNumResults(); ++i) {
+    auto attr =
+        func.getResultAttrOfType<ShardingAttr>(i, TPDialect::kShardingAttrName);
+    if (attr && i < ret->getNumOperands() && isTensor(ret->getOperand(i)) &&
+        attr.getRank() == rankOf(ret->getOperand(i)))
+      resultConstraints.push_back(TensorSharding::fromAttr(attr));
+    else
+      resultConstraints.push_back(std::nullopt);
+  }
+
+  SmallVector<Operation *> ops;
+  func.getFunctionBody().walk<WalkOrder::PreOrder>([&](Operation *op) {
+    ops.push_back(op);
+    return ruleOf(op) ? WalkResult::skip() : WalkResult::advance();
+  });
+  auto decisionInput = [&](Value v, bool isResult) {
+    return isResult ? given(v) : current(v);
+  };
+  for (Operation *op : ops) {
+    if (auto annotate = dyn_cast<AnnotateOp>(op)) {
+      TensorSharding target = TensorSharding::fromAttr(annotate.getSharding());
+      rematerializedFor = givenOrigin(annotate.getResult());
+      require(annotate->getOpOperand(0), target);
+      finals[annotate.getResult()] = target;
+      continue;
+    }
+    if (auto reshard = dyn_cast<ReshardOp>(op)) {
+      finals[reshard.getResult()] =
+          TensorSharding::fromAttr(reshard.getSharding());
+      continue;
+    }
+    if (op == ret) {
+      for (OpOperand &use : op->getOpOperands()) {
+        unsigned i = use.getOperandNumber();
+        if (i < resultConstraints.size() && resultConstraints[i]) {
+          if (options.recordOrigins)
+            rematerializedFor =
+                saver.save("result #" + Twine(i) + " of " + funcName);
+          require(use, *resultConstraints[i]);
+        }
+      }
+      continue;
+    }
+    // A size query reads shape, not data: any sharding will do (partitioning
+    // turns a split dimension's local size back into the global one).
+    if (isa<tensor::DimOp>(op))
+      continue;
+    const ShardingRule *rule = ruleOf(op);
+    if (!rule) {
+      bool touches = llvm::any_of(op->getOperands(), isTensor) ||
+                     llvm::any_of(op->getResults(), isTensor);
+      if (!touches)
+        continue;
+      if (!isa<TPDialect>(op->getDialect()) &&
+          !op->hasTrait<OpTrait::IsTerminator>())
+        op->emitRemark() << "no sharding rule for '" << op->getName()
+                         << "'; its tensors are replicated";
+      for (OpOperand &use : op->getOpOperands())
+        if (isTensor(use.get()))
+          require(use, replicatedOf(rankOf(use.get())));
+      for (Value r : op->getResults())
+        if (isTensor(r))
+          finals[r] = replicatedOf(rankOf(r));
+      continue;
+    }
+    const OpOutcome *outcome = &decisions.decide(op, *rule, decisionInput);
+    if (outcome->originSource >= 0)
+      resultOrigins[op] = originOf(op, outcome->originSource);
+    rematerializedFor = resultOrigins.lookup(op);
+    // Sequence parallelism may change the decision.
+    OpOutcome adjusted;
+    // Pending sums flow on through ops linear in them (same split, same
+    // pending axes); any other use reduces them first.
+    SmallVector<bool> partialIn;
+    AxisList passedPartial;
+    auto analyze = [&]() -> LogicalResult {
+      partialIn.assign(op->getNumOperands(), false);
+      passedPartial.clear();
+      std::optional<AxisList> pending;
+      bool samePending = true;
+      for (auto [use, s] : llvm::zip(op->getOpOperands(), outcome->operands)) {
+        if (!isTensor(use.get()))
+          continue;
+        if (!s)
+          return op->emitOpError(
+              "internal error: inexpressible operand sharding");
+        const TensorSharding &have = finalOf(use.get());
+        if (have.partial.empty() || have.dims != s->dims)
+          continue;
+        partialIn[use.getOperandNumber()] = true;
+        if (pending && *pending != have.partial)
+          samePending = false;
+        pending = have.partial;
+      }
+      if (pending && samePending && isLinearIn(op, partialIn))
+        passedPartial = *pending;
+      else
+        partialIn.assign(partialIn.size(), false);
+      return success();
+    };
+    if (failed(analyze()))
+      return failure();
+    // With sequence parallelism, a sum that this op must reduce is
+    // reduce-scattered over the tokens instead.
+    if (options.sequenceParallel && passedPartial.empty()) {
+      FactorDecision decision = outcome->decision;
+      if (splitTokensOfReduction(op, *rule, decision)) {
+        adjusted = decisions.makeOutcome(op, *rule, std::move(decision));
+        outcome = &adjusted;
+        if (failed(analyze()))
+          return failure();
+      }
+    }
+    for (auto [use, implied] :
+         llvm::zip(op->getOpOperands(), outcome->operands)) {
+      if (!isTensor(use.get()))
+        continue;
+      if (!partialIn[use.getOperandNumber()]) {
+        require(use, *implied);
+        continue;
+      }
+      TensorSharding target = *implied;
+      target.partial = passedPartial;
+      require(use, target);
+    }
+    for (auto [result, implied] :
+         llvm::zip(op->getResults(), outcome->results)) {
+      if (!isTensor(result))
+        continue;
+      if (!implied)
+        return op->emitOpError("internal error: inexpressible result sharding");
+      TensorSharding &s = finals[result];
+      s = *implied;
+      for (StringRef axis : passedPartial)
+        if (!llvm::is_contained(s.partial, axis))
+          s.partial.push_back(axis);
+    }
+  }
+  return success();
+}
+
+void ReshardInserter::eraseDeadProducers() {
+  // Producers whose every use now reads a clone in the right sharding.
+  SmallVector<Operation *> dead;
+  func.getFunctionBody().walk([&](Operation *op) {
+    if (op->getNumResults() == 1 && op->use_empty() &&
+        isRematerializable(op->getResult(0)))
+      dead.push_back(op);
+  });
+  while (!dead.empty()) {
+    Operation *op = dead.pop_back_val();
+    SmallVector<Value> operands(op->getOperands());
+    // Nothing may keep the erased op's address: a new op could get it.
+    op->walk([&](Operation *nested) { rules.erase(nested); });
+    ruleCache.forget(op);
+    op->erase();
+    for (Value operand : operands)
+      if (operand.use_empty() && isRematerializable(operand))
+        dead.push_back(operand.getDefiningOp());
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Output
+//===----------------------------------------------------------------------===//
+
+void ReshardInserter::write() {
+  MLIRContext *ctx = func->getContext();
+  Builder b(ctx);
+  StringAttr shardingsName = b.getStringAttr(TPDialect::kShardingsAttrName);
+  func.getFunctionBody().walk<WalkOrder::PreOrder>([&](Operation *op) {
+    WalkResult next = ruleOf(op) ? WalkResult::skip() : WalkResult::advance();
+    if (isa<AnnotateOp, ReshardOp>(op) ||
+        llvm::none_of(op->getResults(), isTensor))
+      return next;
+    SmallVector<Attribute> shardings, origins;
+    for (Value r : op->getResults()) {
+      ShardingAttr attr;
+      if (!isTensor(r)) {
+        attr = attrOf(TensorSharding());
+      } else {
+        auto it = finals.find(r);
+        attr = attrOf(it != finals.end() && it->second.dims.size() == rankOf(r)
+                          ? it->second
+                          : replicatedOf(rankOf(r)));
+      }
+      shardings.push_back(attr);
+      if (!options.recordOrigins)
+        continue;
+      StringRef origin = givenOrigin(r);
+      if (origin.empty())
+        origin = resultOrigins.lookup(op);
+      origins.push_back(
+          b.getStringAttr(origin.empty() ? "default (replicated)" : origin));
+    }
+    ArrayAttr array;
+    if (shardings.size() == 1) {
+      auto sharding = cast<ShardingAttr>(shardings.front());
+      ArrayAttr &cached = singleResultArrays[sharding];
+      if (!cached)
+        cached = b.getArrayAttr(shardings);
+      array = cached;
+    } else {
+      array = b.getArrayAttr(shardings);
+    }
+    op->setAttr(shardingsName, array);
+    if (options.recordOrigins)
+      op->setAttr(TPDialect::kOriginsAttrName, b.getArrayAttr(origins));
+    return next;
+  });
+
+  // Arguments without a sharding (when this pass runs alone) get theirs, all
+  // at once: setting them one by one rebuilds the list each time.
+  SmallVector<DictionaryAttr> argAttrs;
+  bool argsChanged = false;
+  for (auto [index, arg] : llvm::enumerate(func.getArguments())) {
+    NamedAttrList attrList(func.getArgAttrDict(index));
+    if (isTensor(arg) && !attrList.get(TPDialect::kShardingAttrName)) {
+      attrList.set(TPDialect::kShardingAttrName, attrOf(finals[arg]));
+      argsChanged = true;
+    }
+    argAttrs.push_back(attrList.getDictionary(ctx));
+  }
+  if (argsChanged)
+    func.setAllArgAttrs(argAttrs);
+  // Open results take what is returned.
+  Operation *ret = func.getFunctionBody().back().getTerminator();
+  for (unsigned i = 0; i < func.getNumResults(); ++i) {
+    if (func.getResultAttr(i, TPDialect::kShardingAttrName) ||
+        i >= ret->getNumOperands() || !isTensor(ret->getOperand(i)))
+      continue;
+    func.setResultAttr(i, TPDialect::kShardingAttrName,
+                       attrOf(finalOf(ret->getOperand(i))));
+  }
+}
+
+ShardingAttr ReshardInserter::attrOf(const TensorSharding &s) {
+  SmallVector<const void *, 16> key;
+  s.appendKey(key);
+  auto it = attrs.find(ArrayRef<const void *>(key));
+  if (it != attrs.end())
+    return it->second;
+  ShardingAttr attr = s.toAttr(func->getContext(), meshRef);
+  const void **stored = allocator.Allocate<const void *>(key.size());
+  llvm::copy(key, stored);
+  attrs[ArrayRef<const void *>(stored, key.size())] = attr;
+  return attr;
+}
+
+const ShardingRule *ReshardInserter::ruleOf(Operation *op) {
+  auto [it, inserted] = rules.try_emplace(op, nullptr);
+  if (inserted)
+    it->second = ruleCache.get(op);
+  return it->second;
+}
+
+LogicalResult ReshardInserter::run() {
+  if (failed(checkMesh()) || failed(finalize()))
+    return failure();
+  eraseDeadProducers();
+  write();
+  return success();
+}
+
+struct InsertReshardsPass
+    : public tp::impl::InsertReshardsPassBase<InsertReshardsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SymbolTableCollection symbols;
+    SmallVector<MeshOp> meshes(module.getOps<MeshOp>());
+    for (auto func : module.getOps<FunctionOpInterface>()) {
+      if (func.isExternal() || func->hasAttr(TPDialect::kSpmdAttrName))
+        continue;
+      FailureOr<MeshOp> mesh = findFunctionMesh(func, symbols);
+      if (failed(mesh))
+        return signalPassFailure();
+      if (!*mesh) {
+        if (meshes.size() != 1)
+          continue;
+        *mesh = meshes.front();
+      }
+      if (failed(checkSingleBlock(func)))
+        return signalPassFailure();
+      InsertReshardsPassOptions options{recordOrigins, sequenceParallel};
+      if (failed(insertReshards(func, *mesh, options)))
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace
+
+LogicalResult
+mlir::tp::insertReshards(FunctionOpInterface func, MeshOp mesh,
+                         const InsertReshardsPassOptions &options) {
+  return ReshardInserter(func, mesh, options).run();
+}
