@@ -10,6 +10,7 @@
 #include "tp/Dialect/TP/IR/TPDialect.h"
 #include "tp/Dialect/TP/IR/TPInterfaces.h"
 #include "tp/Dialect/TP/Transforms/BufferizableOpInterfaceImpl.h"
+#include "tp/Dialect/TP/Transforms/Partitioning.h"
 #include "tp/Dialect/TP/Transforms/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -28,6 +29,8 @@ void mlir::tp::registerAllDialects(DialectRegistry &registry) {
   mlir::registerAllExtensions(registry);
   // Sharding rules of the upstream ops, derived from their structure.
   registerShardingRuleModels(registry);
+  // How each of those ops computes on its shard (--tp-partition).
+  registerPartitionModels(registry);
   // One-shot bufferization of the collectives.
   registerBufferizableOpInterfaceExternalModels(registry);
 }

@@ -12,6 +12,11 @@
 #include "llvm/ADT/DenseMap.h"
 #include <deque>
 
+namespace mlir::tp {
+/// What a partitioning model sees and may do (Partitioning.h).
+class PartitionContext;
+} // namespace mlir::tp
+
 #include "tp/Dialect/TP/IR/TPInterfaces.h.inc"
 
 namespace mlir {
