@@ -62,6 +62,28 @@ void TensorSharding::appendKey(SmallVectorImpl<const void *> &key) const {
   key.push_back(nullptr);
 }
 
+ShardingAttr ShardingAttrCache::get(const TensorSharding &s) {
+  SmallVector<const void *, 16> key;
+  s.appendKey(key);
+  auto it = attrs.find(ArrayRef<const void *>(key));
+  if (it != attrs.end())
+    return it->second;
+  ShardingAttr attr = s.toAttr(ctx, mesh);
+  const void **stored = keys.Allocate<const void *>(key.size());
+  llvm::copy(key, stored);
+  attrs[ArrayRef<const void *>(stored, key.size())] = attr;
+  return attr;
+}
+
+ArrayAttr ShardingAttrCache::getResultsArray(ArrayRef<Attribute> shardings) {
+  if (shardings.size() != 1)
+    return ArrayAttr::get(ctx, shardings);
+  ArrayAttr &cached = singleResultArrays[shardings.front()];
+  if (!cached)
+    cached = ArrayAttr::get(ctx, shardings);
+  return cached;
+}
+
 bool mlir::tp::extendsSharding(const TensorSharding &from,
                                const TensorSharding &to) {
   if (from.dims.size() != to.dims.size())

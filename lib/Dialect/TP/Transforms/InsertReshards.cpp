@@ -55,7 +55,7 @@ public:
                   const InsertReshardsPassOptions &options)
       : func(func), options(options),
         meshRef(FlatSymbolRefAttr::get(mesh.getSymNameAttr())), axes(mesh),
-        decisions(decider, axes) {}
+        decisions(decider, axes), attrCache(func->getContext(), meshRef) {}
 
   LogicalResult run();
 
@@ -99,7 +99,7 @@ private:
   /// The origin of operand (or numOperands + result) `source` of `op`.
   StringRef originOf(Operation *op, int source);
   const ShardingRule *ruleOf(Operation *op);
-  ShardingAttr attrOf(const TensorSharding &s);
+  ShardingAttr attrOf(const TensorSharding &s) { return attrCache.get(s); }
 
   FunctionOpInterface func;
   const InsertReshardsPassOptions &options;
@@ -118,8 +118,7 @@ private:
   std::deque<TensorSharding> replicatedByRank;
   DenseMap<Operation *, const ShardingRule *> rules;
   ShardingRuleCache ruleCache;
-  DenseMap<ArrayRef<const void *>, ShardingAttr> attrs;
-  DenseMap<ShardingAttr, ArrayAttr> singleResultArrays;
+  ShardingAttrCache attrCache;
   llvm::MapVector<std::pair<Value, ShardingAttr>, Value> reshards;
   llvm::BumpPtrAllocator allocator;
   llvm::StringSaver saver{allocator};
@@ -531,17 +530,7 @@ void ReshardInserter::write() {
       origins.push_back(
           b.getStringAttr(origin.empty() ? "default (replicated)" : origin));
     }
-    ArrayAttr array;
-    if (shardings.size() == 1) {
-      auto sharding = cast<ShardingAttr>(shardings.front());
-      ArrayAttr &cached = singleResultArrays[sharding];
-      if (!cached)
-        cached = b.getArrayAttr(shardings);
-      array = cached;
-    } else {
-      array = b.getArrayAttr(shardings);
-    }
-    op->setAttr(shardingsName, array);
+    op->setAttr(shardingsName, attrCache.getResultsArray(shardings));
     if (options.recordOrigins)
       op->setAttr(TPDialect::kOriginsAttrName, b.getArrayAttr(origins));
     return next;
@@ -570,19 +559,6 @@ void ReshardInserter::write() {
     func.setResultAttr(i, TPDialect::kShardingAttrName,
                        attrOf(finalOf(ret->getOperand(i))));
   }
-}
-
-ShardingAttr ReshardInserter::attrOf(const TensorSharding &s) {
-  SmallVector<const void *, 16> key;
-  s.appendKey(key);
-  auto it = attrs.find(ArrayRef<const void *>(key));
-  if (it != attrs.end())
-    return it->second;
-  ShardingAttr attr = s.toAttr(func->getContext(), meshRef);
-  const void **stored = allocator.Allocate<const void *>(key.size());
-  llvm::copy(key, stored);
-  attrs[ArrayRef<const void *>(stored, key.size())] = attr;
-  return attr;
 }
 
 const ShardingRule *ReshardInserter::ruleOf(Operation *op) {

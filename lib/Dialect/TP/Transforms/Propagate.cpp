@@ -73,7 +73,7 @@ public:
                      const PropagatePassOptions &options)
       : func(func), options(options),
         meshRef(FlatSymbolRefAttr::get(mesh.getSymNameAttr())), axes(mesh),
-        decisions(decider, axes) {}
+        decisions(decider, axes), attrCache(func->getContext(), meshRef) {}
 
   /// Runs the fixed point and writes it on the function.
   void run();
@@ -92,7 +92,7 @@ private:
   /// The rule of `op`, computed once; null when it has none.
   const ShardingRule *ruleOf(Operation *op);
   /// The attribute of `s`, built once per distinct sharding.
-  ShardingAttr attrOf(const TensorSharding &s);
+  ShardingAttr attrOf(const TensorSharding &s) { return attrCache.get(s); }
   StringRef save(const Twine &text) { return saver.save(text); }
 
   FunctionOpInterface func;
@@ -107,9 +107,7 @@ private:
   SmallVector<StringRef> resultConstraintOrigins;
   DenseMap<Operation *, const ShardingRule *> rules;
   ShardingRuleCache ruleCache;
-  DenseMap<ArrayRef<const void *>, ShardingAttr> attrs;
-  /// The single-result tp.shardings array of each distinct sharding.
-  DenseMap<ShardingAttr, ArrayAttr> singleResultArrays;
+  ShardingAttrCache attrCache;
   llvm::BumpPtrAllocator allocator;
   llvm::StringSaver saver{allocator};
   /// FIFO of ops to visit; `queued` says which are in it.
@@ -275,17 +273,7 @@ void FunctionPropagator::write() {
       if (options.recordOrigins)
         origins.push_back(state ? b.getStringAttr(state->origin) : noOrigin);
     }
-    ArrayAttr array;
-    if (shardings.size() == 1) {
-      auto sharding = cast<ShardingAttr>(shardings.front());
-      ArrayAttr &cached = singleResultArrays[sharding];
-      if (!cached)
-        cached = b.getArrayAttr(shardings);
-      array = cached;
-    } else {
-      array = b.getArrayAttr(shardings);
-    }
-    op->setAttr(shardingsName, array);
+    op->setAttr(shardingsName, attrCache.getResultsArray(shardings));
     if (options.recordOrigins)
       op->setAttr(TPDialect::kOriginsAttrName, b.getArrayAttr(origins));
     return next;
@@ -326,19 +314,6 @@ void FunctionPropagator::write() {
       if (constraint && !func.getResultAttr(i, TPDialect::kShardingAttrName))
         func.setResultAttr(i, TPDialect::kShardingAttrName,
                            attrOf(*constraint));
-}
-
-ShardingAttr FunctionPropagator::attrOf(const TensorSharding &s) {
-  SmallVector<const void *, 16> key;
-  s.appendKey(key);
-  auto it = attrs.find(ArrayRef<const void *>(key));
-  if (it != attrs.end())
-    return it->second;
-  ShardingAttr attr = s.toAttr(func->getContext(), meshRef);
-  const void **stored = allocator.Allocate<const void *>(key.size());
-  llvm::copy(key, stored);
-  attrs[ArrayRef<const void *>(stored, key.size())] = attr;
-  return attr;
 }
 
 const ShardingRule *FunctionPropagator::ruleOf(Operation *op) {

@@ -30,8 +30,10 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Value.h"
 #include "mlir/Support/LLVM.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Allocator.h"
 
 namespace mlir::tp {
 
@@ -63,6 +65,26 @@ struct TensorSharding {
   /// Appends a key that identifies this sharding among those over the same
   /// mesh (axis names by their uniqued storage).
   void appendKey(SmallVectorImpl<const void *> &key) const;
+};
+
+/// The attributes of shardings over one mesh, built once per distinct
+/// sharding (uniquing every op's attribute in the context is the costly part
+/// of writing shardings).
+class ShardingAttrCache {
+public:
+  ShardingAttrCache(MLIRContext *ctx, FlatSymbolRefAttr mesh)
+      : ctx(ctx), mesh(mesh) {}
+  ShardingAttr get(const TensorSharding &s);
+  /// The `tp.shardings` array of an op's results; single-result arrays are
+  /// shared.
+  ArrayAttr getResultsArray(ArrayRef<Attribute> shardings);
+
+private:
+  MLIRContext *ctx;
+  FlatSymbolRefAttr mesh;
+  DenseMap<ArrayRef<const void *>, ShardingAttr> attrs;
+  DenseMap<Attribute, ArrayAttr> singleResultArrays;
+  llvm::BumpPtrAllocator keys;
 };
 
 /// True when `to` only adds axes to `from`: the same pending axes (or `from`
