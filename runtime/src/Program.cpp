@@ -24,13 +24,17 @@
 //===----------------------------------------------------------------------===//
 
 #include "Program.h"
+#include "ProgramFile.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <dlfcn.h>
 #include <set>
+#include <sys/stat.h>
 
 using namespace tprt;
 
@@ -380,6 +384,65 @@ tprt_status tprt::parseManifest(const std::string &text,
   return nullptr;
 }
 
+/// Checks the checksum trailer of the library at `path` (ProgramFile.h) and
+/// returns its sum in `checksum`: a library that is truncated, edited after
+/// tp-compile or not written by it is refused before the dynamic loader maps
+/// it.
+tprt_status checkProgramFile(const std::string &file, const char *path,
+                             uint64_t &checksum) {
+  FILE *stream = std::fopen(file.c_str(), "rb");
+  if (!stream)
+    return error(TPRT_IO_ERROR, "cannot open program '", path,
+                 "': ", std::strerror(errno));
+  struct Closer {
+    FILE *stream;
+    ~Closer() { std::fclose(stream); }
+  } closer{stream};
+  struct stat info;
+  if (fstat(fileno(stream), &info) != 0 || !S_ISREG(info.st_mode))
+    return error(TPRT_IO_ERROR, "program '", path, "' is not a regular file");
+  uint64_t size = static_cast<uint64_t>(info.st_size);
+  unsigned char trailer[kTrailerSize];
+  if (size < kTrailerSize ||
+      std::fseek(stream, static_cast<long>(size - kTrailerSize), SEEK_SET) !=
+          0 ||
+      std::fread(trailer, 1, kTrailerSize, stream) != kTrailerSize ||
+      std::memcmp(trailer, kTrailerMagic, sizeof(kTrailerMagic)) != 0)
+    return error(TPRT_INVALID_ARGUMENT, "'", path,
+                 "' has no tp-compile checksum: it is truncated, was "
+                 "rewritten after tp-compile (strip drops the checksum), or "
+                 "is not a tp-compile program; compile it again");
+  uint64_t length = loadLE64(trailer + 8);
+  uint64_t expected = loadLE64(trailer + 16);
+  if (length != size - kTrailerSize)
+    return error(TPRT_INVALID_ARGUMENT, "'", path, "' is damaged: ", size,
+                 " bytes where its checksum covers ", length,
+                 " and a 24-byte trailer (truncated or extended after "
+                 "tp-compile); compile it again");
+  std::rewind(stream);
+  uint64_t hash = kFnvOffset;
+  std::vector<unsigned char> chunk(1 << 20);
+  for (uint64_t left = length; left > 0;) {
+    size_t want = static_cast<size_t>(std::min<uint64_t>(left, chunk.size()));
+    if (std::fread(chunk.data(), 1, want, stream) != want)
+      return error(TPRT_IO_ERROR, "cannot read program '", path, "'");
+    hash = fnv1a(hash, chunk.data(), want);
+    left -= want;
+  }
+  if (hash != expected) {
+    char text[64];
+    std::snprintf(text, sizeof(text), "%016llx, expected %016llx",
+                  static_cast<unsigned long long>(hash),
+                  static_cast<unsigned long long>(expected));
+    return error(TPRT_INVALID_ARGUMENT, "'", path,
+                 "' is damaged: its contents were changed after tp-compile "
+                 "(checksum ",
+                 text, "); compile it again");
+  }
+  checksum = hash;
+  return nullptr;
+}
+
 extern "C" {
 
 tprt_status tprt_program_load(const char *path, tprt_program **program) {
@@ -391,12 +454,16 @@ tprt_status tprt_program_load(const char *path, tprt_program **program) {
     std::string file = path;
     if (file.find('/') == std::string::npos)
       file = "./" + file;
+    uint64_t checksum = 0;
+    if (tprt_status status = checkProgramFile(file, path, checksum))
+      return status;
     void *handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle)
       return error(TPRT_IO_ERROR, "cannot load program '", path,
                    "': ", dlerror());
     auto loaded = std::make_unique<tprt_program_s>();
     loaded->handle = handle;
+    loaded->checksum = checksum;
     auto *manifest = static_cast<const char *>(dlsym(handle, "tprt_manifest"));
     if (!manifest) {
       dlclose(handle);
@@ -430,6 +497,10 @@ void tprt_program_destroy(tprt_program *program) {
   if (program->abandonedRanks.load() == 0)
     dlclose(program->handle);
   delete program;
+}
+
+uint64_t tprt_program_checksum(const tprt_program *program) {
+  return program->checksum;
 }
 
 int32_t tprt_program_num_functions(const tprt_program *program) {

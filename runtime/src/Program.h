@@ -38,6 +38,8 @@ tprt_status parseManifest(const std::string &text,
 
 struct tprt_program_s {
   void *handle = nullptr;
+  /// The library's checksum (ProgramFile.h).
+  uint64_t checksum = 0;
   std::vector<tprt::Function> functions;
   /// Ranks of a run that were abandoned while still running the program's
   /// code (see tprt_session_run): the library then stays loaded.

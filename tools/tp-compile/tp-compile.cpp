@@ -12,9 +12,14 @@
 //    LLVM dialect, entry points).
 // 3. Translates to LLVM IR, optimizes at -O3 and emits an object file for
 //    the host CPU, in-process.
-// 4. Links it into a shared library with the system C compiler. The library
-//    exports `tprt_manifest` and one `tprt_entry_<function>` per function;
-//    it calls the runtime through the rank context's table.
+// 4. Links it into a shared library with the system C compiler and appends
+//    the checksum trailer that tprt_program_load checks
+//    (runtime/src/ProgramFile.h). The library exports `tprt_manifest` and
+//    one `tprt_entry_<function>` per function; it calls the runtime through
+//    the rank context's table.
+//
+// An input ending in `.ll` is LLVM IR of a program (--emit=llvm, perhaps
+// edited by hand): it goes through steps 3 and 4 only.
 //
 // --sequence-parallel and --replicate-open-boundaries are --tp-spmd's
 // options; --unsharded strips every sharding first (the one-device
@@ -31,6 +36,8 @@
 #include "tp/Dialect/TP/Transforms/Passes.h"
 #include "tp/InitAll.h"
 
+#include "ProgramFile.h"
+
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -42,10 +49,12 @@
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/IRReader/IRReader.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
@@ -65,7 +74,8 @@ enum class Emit { MLIR, LLVM, Object, Library };
 
 cl::OptionCategory category("tp-compile options");
 
-cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.mlir>"),
+cl::opt<std::string> inputFile(cl::Positional,
+                               cl::desc("<model.mlir | program.ll>"),
                                cl::Required, cl::cat(category));
 cl::opt<std::string> outputFile("o", cl::desc("Output file"),
                                 cl::value_desc("model.so"), cl::Required,
@@ -127,24 +137,35 @@ int fail(const llvm::Twine &message) {
 
 } // namespace
 
-int main(int argc, char **argv) {
-  llvm::InitLLVM init(argc, argv);
-  tp::setCrashMessage();
-  // --help lists these options only, not every LLVM backend flag; a bad
-  // command line is exit code 2, like every other usage error.
-  cl::HideUnrelatedOptions(category);
-  if (!cl::ParseCommandLineOptions(
-          argc, argv,
-          "tp-compile: compiles a tp-mlir model (global or local form) into a "
-          "program library for the tprt runtime\n\n"
-          "Exit codes: 0 compiled, 1 the model does not compile (diagnostics "
-          "printed), 2 a bad command line or a failing tool.\n",
-          &llvm::errs()))
-    return 2;
-  if (unsharded && (sequenceParallel || replicateOpenBoundaries))
-    return fail("--unsharded compiles without shardings; it takes no "
-                "--tp-spmd option");
+/// Appends the checksum trailer the runtime checks before it loads the
+/// library (runtime/src/ProgramFile.h).
+static int appendChecksum(StringRef library) {
+  auto linked = llvm::MemoryBuffer::getFile(library, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!linked)
+    return fail("cannot read the linked library '" + library.str() +
+                "': " + linked.getError().message());
+  StringRef bytes = (*linked)->getBuffer();
+  unsigned char trailer[tprt::kTrailerSize];
+  tprt::makeTrailer(bytes.size(),
+                    tprt::fnv1a(tprt::kFnvOffset, bytes.data(), bytes.size()),
+                    trailer);
+  std::error_code ec;
+  llvm::raw_fd_ostream out(library, ec, llvm::sys::fs::OF_Append);
+  if (ec)
+    return fail("cannot write '" + library.str() + "': " + ec.message());
+  out.write(reinterpret_cast<const char *>(trailer), sizeof(trailer));
+  out.close();
+  if (out.has_error())
+    return fail("cannot write '" + library.str() +
+                "': " + out.error().message());
+  return 0;
+}
 
+/// Steps 1 and 2: the model to unoptimized LLVM IR in `llvmModule` (left
+/// null when --emit=mlir wrote the lowered MLIR). Returns the exit code.
+static int lowerModel(llvm::LLVMContext &llvmContext,
+                      std::unique_ptr<llvm::Module> &llvmModule) {
   DialectRegistry registry;
   tp::registerAllDialects(registry);
   registerBuiltinDialectTranslation(registry);
@@ -193,14 +214,54 @@ int main(int argc, char **argv) {
     return 0;
   }
 
-  // LLVM IR for the host, optimized.
+  llvmModule = translateModuleToLLVMIR(*module, llvmContext, "tp-program");
+  return llvmModule ? 0 : 1;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  tp::setCrashMessage();
+  // --help lists these options only, not every LLVM backend flag; a bad
+  // command line is exit code 2, like every other usage error.
+  cl::HideUnrelatedOptions(category);
+  if (!cl::ParseCommandLineOptions(
+          argc, argv,
+          "tp-compile: compiles a tp-mlir model (global or local form) into a "
+          "program library for the tprt runtime\n\n"
+          "Exit codes: 0 compiled, 1 the model does not compile (diagnostics "
+          "printed), 2 a bad command line or a failing tool.\n",
+          &llvm::errs()))
+    return 2;
+  if (unsharded && (sequenceParallel || replicateOpenBoundaries))
+    return fail("--unsharded compiles without shardings; it takes no "
+                "--tp-spmd option");
+
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   llvm::LLVMContext llvmContext;
-  std::unique_ptr<llvm::Module> llvmModule =
-      translateModuleToLLVMIR(*module, llvmContext, "tp-program");
-  if (!llvmModule)
-    return 1;
+  std::unique_ptr<llvm::Module> llvmModule;
+  std::string error;
+  if (StringRef(inputFile).ends_with(".ll")) {
+    // LLVM IR of a program (--emit=llvm, perhaps edited): steps 3 and 4.
+    if (unsharded || reference || sequenceParallel || replicateOpenBoundaries ||
+        emit == Emit::MLIR)
+      return fail("'" + inputFile +
+                  "' is LLVM IR: it is compiled and linked as it is; "
+                  "--unsharded, --reference, --emit=mlir and the --tp-spmd "
+                  "options apply to MLIR input");
+    llvm::SMDiagnostic diagnostic;
+    llvmModule = llvm::parseIRFile(inputFile, diagnostic, llvmContext);
+    if (!llvmModule) {
+      diagnostic.print("tp-compile", llvm::errs());
+      return 1;
+    }
+  } else if (int rc = lowerModel(llvmContext, llvmModule)) {
+    return rc;
+  } else if (!llvmModule) {
+    return 0;
+  }
+
+  // LLVM IR for the host, optimized.
   std::string triple = llvm::sys::getProcessTriple();
   const llvm::Target *llvmTarget =
       llvm::TargetRegistry::lookupTarget(llvm::Triple(triple), error);
@@ -259,5 +320,5 @@ int main(int argc, char **argv) {
   if (rc != 0)
     return fail("linking with " + *cc + " failed" +
                 (linkError.empty() ? "" : ": " + linkError));
-  return 0;
+  return appendChecksum(outputFile);
 }

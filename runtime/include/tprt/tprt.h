@@ -438,8 +438,15 @@ typedef struct tprt_tensor_info {
   tprt_sharding sharding;
 } tprt_tensor_info;
 
+/* Loads a library as tp-compile wrote it: its checksum trailer is checked
+ * first, so a truncated or edited library (or one that was stripped) is an
+ * error before it is mapped; then its manifest is validated whole. */
 TPRT_API tprt_status tprt_program_load(const char *path,
                                        tprt_program **program);
+/* The library's checksum (FNV-1a, 64 bit, of the library as linked): equal
+ * for equal programs, so ranks of one job can check that they loaded the
+ * same one. */
+TPRT_API uint64_t tprt_program_checksum(const tprt_program *program);
 /* Accepts NULL. */
 TPRT_API void tprt_program_destroy(tprt_program *program);
 TPRT_API int32_t tprt_program_num_functions(const tprt_program *program);

@@ -78,6 +78,19 @@ def main():
         return devices, [list(o) for o in outputs]
 
     sharded, unsharded = load(sys.argv[2]), load(sys.argv[3])
+    # Each program's checksum is the FNV-1a sum of the library as linked,
+    # which tp-compile appended to it (runtime/src/ProgramFile.h).
+    rt.tprt_program_checksum.restype = ctypes.c_uint64
+    for program, path in ((sharded, sys.argv[2]), (unsharded, sys.argv[3])):
+        with open(path, "rb") as f:
+            data = f.read()
+        want_sum = 0xcbf29ce484222325
+        for byte in data[:-24]:
+            want_sum = ((want_sum ^ byte) * 0x100000001b3) & 0xffffffffffffffff
+        got_sum = rt.tprt_program_checksum(program)
+        print("checksum of %s: %016x, trailer %016x, computed %016x"
+              % (path.rsplit("/", 1)[-1], got_sum,
+                 int.from_bytes(data[-8:], "little"), want_sum))
     rng = random.Random(0)
     inputs = []
     for i in range(rt.tprt_program_num_args(sharded, 0)):
