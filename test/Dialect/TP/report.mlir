@@ -12,6 +12,8 @@ tp.mesh @world ["tp" = 4]
 
 // CHECK-LABEL: tp-report @local on @world ["tp" = 4] (4 devices, local form)
 // CHECK: %arg0 : tensor<16x512xf32> #tp.sharding<@world, [{}, {}], partial = ["tp"]> (32768 B per device)
+// CHECK: %0 : tensor<16x512xf32> (tp.all_reduce result) (32768 B per device)
+// CHECK: %2 : tensor<4x512xf32> (tp.reduce_scatter result) (8192 B per device)
 // CHECK: collectives:
 // CHECK-NEXT: all_reduce sum over ["tp"] (n=4) tensor<16x512xf32>: 49152 B = 2(n-1)/n*S, S = 32768 B
 // CHECK-NEXT: all_gather over ["tp"] (n=4) tensor<16x128xf32>: 24576 B = (n-1)/n*S, S = 32768 B
@@ -43,4 +45,19 @@ func.func @local(%x: tensor<16x512xf32> {tp.sharding = #tp.sharding<@world, [{},
   %d = tp.all_to_all %c over @world ["tp"] split 1 concat 0 : tensor<4x512xf32> -> tensor<16x128xf32>
   %e = tp.all_slice %a over @world ["tp"] dim 0 : tensor<16x512xf32> -> tensor<4x512xf32>
   return
+}
+
+// A function in global form before propagation: what nothing annotated is open,
+// counted whole on every device.
+// CHECK-LABEL: tp-report @global on @world ["tp" = 4] (4 devices, global form)
+// CHECK-NEXT: values:
+// CHECK-NEXT: %arg0 : tensor<16x512xf32> (open: not annotated or propagated; counted whole) (32768 B per device)
+// CHECK-NEXT: %arg1 : tensor<512x128xf32> #tp.sharding<@world, [{}, {"tp"}]> (65536 B per device)
+func.func @global(%x: tensor<16x512xf32>,
+                  %w: tensor<512x128xf32> {tp.sharding = #tp.sharding<@world, [{}, {"tp"}]>})
+    -> tensor<16x128xf32> {
+  %e = tensor.empty() : tensor<16x128xf32>
+  %y = linalg.matmul ins(%x, %w : tensor<16x512xf32>, tensor<512x128xf32>)
+                     outs(%e : tensor<16x128xf32>) -> tensor<16x128xf32>
+  return %y : tensor<16x128xf32>
 }

@@ -177,14 +177,26 @@ FunctionReport reportFunction(FunctionOpInterface func, MeshOp mesh) {
     v.printAsOperand(os, state);
     return text;
   };
+  // A value without a recorded sharding: in global form, one nothing
+  // annotated or propagated to (counted whole); in local form, a collective's
+  // result (its type is the local one) or a value kept whole on every device.
+  auto unrecorded = [&](Value v) -> std::string {
+    if (!r.local)
+      return "(open: not annotated or propagated; counted whole)";
+    Operation *def = v.getDefiningOp();
+    if (def &&
+        isa<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp, AllSliceOp>(
+            def))
+      return "(" + def->getName().getStringRef().str() + " result)";
+    return "(no sharding recorded: whole on every device)";
+  };
   auto addValue = [&](Value v) {
     if (!isa<RankedTensorType>(v.getType()))
       return;
     auto it = shardings.find(v);
-    r.values.push_back(
-        {nameOf(v), str(v.getType()),
-         it != shardings.end() ? str(it->second) : "(collective step)",
-         typeBytes(localType(v))});
+    r.values.push_back({nameOf(v), str(v.getType()),
+                        it != shardings.end() ? str(it->second) : unrecorded(v),
+                        typeBytes(localType(v))});
   };
   for (BlockArgument arg : func.getArguments()) {
     addValue(arg);
