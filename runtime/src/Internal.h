@@ -45,6 +45,36 @@ tprt_status error(tprt_code code, const Args &...args) {
   return tprt_status_create(code, os.str().c_str());
 }
 
+/// Field `member` of a caller's option struct (tprt_*_options), or
+/// `fallback` when there is no struct or its struct_size does not cover the
+/// field (a caller compiled against an older tprt.h).
+template <typename Struct, typename Field>
+Field optionField(const Struct *options, Field Struct::*member,
+                  Field fallback) {
+  if (!options)
+    return fallback;
+  size_t offset =
+      static_cast<size_t>(reinterpret_cast<const char *>(&(options->*member)) -
+                          reinterpret_cast<const char *>(options));
+  return options->struct_size >= offset + sizeof(Field) ? options->*member
+                                                        : fallback;
+}
+
+/// TPRT_INVALID_ARGUMENT when `options` is given with a struct_size that
+/// covers no field past struct_size itself (a struct that was zeroed, not
+/// made with the _INIT macro).
+template <typename Struct>
+tprt_status checkOptionsSize(const Struct *options, const char *type) {
+  if (options && options->struct_size <= sizeof(uint32_t))
+    return tprt_status_create(TPRT_INVALID_ARGUMENT,
+                              (std::string(type) + ".struct_size is " +
+                               std::to_string(options->struct_size) +
+                               "; set it to sizeof(" + type +
+                               ") (the _INIT macro of tprt.h does)")
+                                  .c_str());
+  return nullptr;
+}
+
 /// The timeout when none is given: TPRT_TIMEOUT_MS from the environment when
 /// it is a positive number of milliseconds, else 60 s.
 std::chrono::milliseconds defaultTimeout();

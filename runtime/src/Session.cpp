@@ -181,21 +181,27 @@ tprt_status tprt_session_create(const tprt_mesh *mesh,
                                 tprt_session **session) {
   if (tprt_status status = tprt_mesh_check(mesh))
     return status;
+  if (tprt_status status = checkOptionsSize(options, "tprt_session_options"))
+    return status;
   std::unique_ptr<tprt_session_s> created;
+  const char *backend = optionField(options, &tprt_session_options::backend,
+                                    static_cast<const char *>(nullptr));
   try {
     created = std::make_unique<tprt_session_s>();
-    if (options && options->backend && *options->backend)
-      created->backend = options->backend;
+    if (backend && *backend)
+      created->backend = backend;
   } catch (const std::exception &e) {
     return error(TPRT_INTERNAL, "session: ", e.what());
   }
   created->mesh = *mesh;
-  if (options) {
-    created->timeoutMs = options->timeout_ms;
-    created->partialSeed = options->partial_seed;
-  }
+  created->timeoutMs =
+      optionField(options, &tprt_session_options::timeout_ms, int64_t{0});
+  created->partialSeed =
+      optionField(options, &tprt_session_options::partial_seed, uint64_t{0});
   // An unknown backend fails here, not at the first run.
-  tprt_world_options worldOptions{created->backend.c_str(), created->timeoutMs};
+  tprt_world_options worldOptions = TPRT_WORLD_OPTIONS_INIT;
+  worldOptions.backend = created->backend.c_str();
+  worldOptions.timeout_ms = created->timeoutMs;
   tprt_world *world = nullptr;
   if (tprt_status status = tprt_world_create(mesh, &worldOptions, &world))
     return status;
@@ -296,7 +302,9 @@ tprt_status runSession(tprt_session *session, const tprt_program *program,
     openblas_set_num_threads(std::max(
         1, cores / static_cast<int>(std::min<int64_t>(numRanks, cores))));
   }
-  tprt_world_options options{session->backend.c_str(), session->timeoutMs};
+  tprt_world_options options = TPRT_WORLD_OPTIONS_INIT;
+  options.backend = session->backend.c_str();
+  options.timeout_ms = session->timeoutMs;
   if (tprt_status status = tprt_world_create(&f.mesh, &options, &state->world))
     return status;
   if (tprt_world_num_local_ranks(state->world) != numRanks)

@@ -61,9 +61,11 @@ tprt_status tprt_world_create(const tprt_mesh *mesh,
     return error(TPRT_INVALID_ARGUMENT, "world: mesh is null");
   if (tprt_status status = tprt_mesh_check(mesh))
     return status;
-  const char *name = options && options->backend && *options->backend
-                         ? options->backend
-                         : "local";
+  if (tprt_status status = checkOptionsSize(options, "tprt_world_options"))
+    return status;
+  const char *backend = optionField(options, &tprt_world_options::backend,
+                                    static_cast<const char *>(nullptr));
+  const char *name = backend && *backend ? backend : "local";
   auto it =
       std::find_if(backends().begin(), backends().end(), [&](const Backend &b) {
         return std::strcmp(b.name, name) == 0;
@@ -75,10 +77,10 @@ tprt_status tprt_world_create(const tprt_mesh *mesh,
     return error(TPRT_INVALID_ARGUMENT, "unknown communicator backend '", name,
                  "'; this build has: ", known);
   }
+  int64_t timeoutMs =
+      optionField(options, &tprt_world_options::timeout_ms, int64_t{0});
   std::chrono::milliseconds timeout =
-      options && options->timeout_ms > 0
-          ? std::chrono::milliseconds(options->timeout_ms)
-          : defaultTimeout();
+      timeoutMs > 0 ? std::chrono::milliseconds(timeoutMs) : defaultTimeout();
   try {
     return it->create(*mesh, timeout, world);
   } catch (const std::exception &e) {

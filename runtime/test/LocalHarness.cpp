@@ -18,7 +18,9 @@ public:
   std::string name() const override { return "local"; }
   void run(const tprt_mesh &mesh, int64_t timeoutMs,
            const std::function<void(tprt_communicator *)> &body) override {
-    tprt_world_options options{"local", timeoutMs};
+    tprt_world_options options = TPRT_WORLD_OPTIONS_INIT;
+    options.backend = "local";
+    options.timeout_ms = timeoutMs;
     tprt_world *world = nullptr;
     tprt_status status = tprt_world_create(&mesh, &options, &world);
     ASSERT_EQ(status, nullptr) << tprt_status_message(status);

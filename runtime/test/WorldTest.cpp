@@ -8,6 +8,7 @@
 
 #include "gtest/gtest.h"
 
+#include <cstddef>
 #include <string>
 
 namespace {
@@ -45,7 +46,8 @@ TEST(WorldTest, DefaultIsLocalWithEveryRank) {
 
 TEST(WorldTest, UnknownBackendNamesTheKnownOnes) {
   tprt_mesh mesh{1, {2}};
-  tprt_world_options options{"carrier-pigeon", 0};
+  tprt_world_options options = TPRT_WORLD_OPTIONS_INIT;
+  options.backend = "carrier-pigeon";
   tprt_world *world = nullptr;
   tprt_status status = tprt_world_create(&mesh, &options, &world);
   ASSERT_EQ(tprt_status_code(status), TPRT_INVALID_ARGUMENT);
@@ -57,12 +59,52 @@ TEST(WorldTest, UnknownBackendNamesTheKnownOnes) {
 
   // Sessions pick their backend the same way, and refuse an unknown one
   // when they are made.
-  tprt_session_options sessionOptions{0, "carrier-pigeon"};
+  tprt_session_options sessionOptions = TPRT_SESSION_OPTIONS_INIT;
+  sessionOptions.backend = "carrier-pigeon";
   tprt_session *session = nullptr;
   status = tprt_session_create(&mesh, &sessionOptions, &session);
   EXPECT_EQ(tprt_status_code(status), TPRT_INVALID_ARGUMENT);
   EXPECT_EQ(session, nullptr);
   tprt_status_free(status);
+}
+
+TEST(WorldTest, OptionsAreReadUpToTheirStructSize) {
+  tprt_mesh mesh{1, {2}};
+  // A zeroed struct (no _INIT macro) is an error naming the field.
+  tprt_world_options zeroed{};
+  tprt_world *world = nullptr;
+  tprt_status status = tprt_world_create(&mesh, &zeroed, &world);
+  ASSERT_EQ(tprt_status_code(status), TPRT_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(tprt_status_message(status))
+                .find("tprt_world_options.struct_size is 0"),
+            std::string::npos)
+      << tprt_status_message(status);
+  tprt_status_free(status);
+  tprt_session_options zeroedSession{};
+  tprt_session *session = nullptr;
+  status = tprt_session_create(&mesh, &zeroedSession, &session);
+  ASSERT_EQ(tprt_status_code(status), TPRT_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(tprt_status_message(status))
+                .find("tprt_session_options.struct_size is 0"),
+            std::string::npos);
+  tprt_status_free(status);
+
+  // A caller whose struct ends before `backend` (an older tprt.h): the field
+  // is not read, and the default backend is used.
+  tprt_world_options older = TPRT_WORLD_OPTIONS_INIT;
+  older.struct_size = offsetof(tprt_world_options, backend);
+  older.backend = "carrier-pigeon";
+  status = tprt_world_create(&mesh, &older, &world);
+  ASSERT_EQ(status, nullptr) << tprt_status_message(status);
+  EXPECT_STREQ(tprt_world_backend(world), "local");
+  tprt_world_destroy(world);
+
+  tprt_session_options olderSession = TPRT_SESSION_OPTIONS_INIT;
+  olderSession.struct_size = offsetof(tprt_session_options, backend);
+  olderSession.backend = "carrier-pigeon";
+  status = tprt_session_create(&mesh, &olderSession, &session);
+  ASSERT_EQ(status, nullptr) << tprt_status_message(status);
+  tprt_session_destroy(session);
 }
 
 TEST(WorldTest, BadMeshIsAnError) {

@@ -479,7 +479,10 @@ RunResult run(const Options &o, const tprt_program *program, int32_t function,
   }
   const tprt_mesh *mesh = tprt_program_mesh(program, function);
   r.numRanks = tprt_mesh_num_devices(mesh);
-  tprt_session_options options{o.timeoutMs, o.comm.c_str(), partialSeed};
+  tprt_session_options options = TPRT_SESSION_OPTIONS_INIT;
+  options.timeout_ms = o.timeoutMs;
+  options.backend = o.comm.c_str();
+  options.partial_seed = partialSeed;
   if (tprt_status s = tprt_session_create(mesh, &options, &r.session))
     failStatus("cannot create a session", s);
   std::vector<tprt_host_tensor> in, out;

@@ -277,7 +277,13 @@ TPRT_API const char *tprt_collective_kind_name(tprt_collective_kind kind);
  * tprt_num_backends() and tprt_backend_name() list them. */
 typedef struct tprt_world_s tprt_world;
 
+/* Option structs start with `struct_size`, which the caller sets to the
+ * sizeof the struct it was compiled with (the _INIT macros do): a runtime
+ * reads only the fields that size covers and takes the defaults for the
+ * rest, so fields appended by later versions keep older callers working.
+ * A struct_size too small for the first field is TPRT_INVALID_ARGUMENT. */
 typedef struct tprt_world_options {
+  uint32_t struct_size;
   /* The backend's name; NULL or "" means "local". */
   const char *backend;
   /* How long a rank waits for the rest of its group before the run fails;
@@ -285,6 +291,10 @@ typedef struct tprt_world_options {
    * environment). */
   int64_t timeout_ms;
 } tprt_world_options;
+
+/* Defaults: the "local" backend, the default timeout. */
+#define TPRT_WORLD_OPTIONS_INIT                                                \
+  { (uint32_t)sizeof(tprt_world_options), NULL, 0 }
 
 TPRT_API int32_t tprt_num_backends(void);
 /* The name of backend `index` (0 is "local"); NULL when out of range. */
@@ -482,6 +492,8 @@ typedef struct tprt_host_tensor {
 typedef struct tprt_session_s tprt_session;
 
 typedef struct tprt_session_options {
+  /* sizeof(tprt_session_options); see tprt_world_options. */
+  uint32_t struct_size;
   /* See tprt_world_options. */
   int64_t timeout_ms;
   /* The communicator backend; NULL or "" means "local". */
@@ -493,6 +505,11 @@ typedef struct tprt_session_options {
    * does, so that a collective that copies instead of summing is caught). */
   uint64_t partial_seed;
 } tprt_session_options;
+
+/* Defaults: the default timeout, the "local" backend, pending sums on the
+ * first member. */
+#define TPRT_SESSION_OPTIONS_INIT                                              \
+  { (uint32_t)sizeof(tprt_session_options), 0, NULL, 0 }
 
 /* `options` may be NULL. */
 TPRT_API tprt_status tprt_session_create(const tprt_mesh *mesh,

@@ -36,8 +36,8 @@ class HostTensor(ctypes.Structure):
 
 
 class SessionOptions(ctypes.Structure):
-    _fields_ = [("timeout_ms", ctypes.c_int64), ("backend", ctypes.c_char_p),
-                ("partial_seed", ctypes.c_uint64)]
+    _fields_ = [("struct_size", ctypes.c_uint32), ("timeout_ms", ctypes.c_int64),
+                ("backend", ctypes.c_char_p), ("partial_seed", ctypes.c_uint64)]
 
 
 def main():
@@ -63,7 +63,7 @@ def main():
     def run(program, inputs):
         mesh = rt.tprt_program_mesh(program, 0)
         session = ctypes.c_void_p()
-        options = SessionOptions(0, b"local", 0)
+        options = SessionOptions(ctypes.sizeof(SessionOptions), 0, b"local", 0)
         check(rt.tprt_session_create(mesh, ctypes.byref(options), ctypes.byref(session)), "session")
         infos = [rt.tprt_program_result(program, 0, i).contents
                  for i in range(rt.tprt_program_num_results(program, 0))]
