@@ -7,6 +7,7 @@
 #include "FuzzMLIR.h"
 
 #include "tp/InitAll.h"
+#include "tp/ParserGuard.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -101,6 +102,9 @@ OwningOpRef<ModuleOp> tpfuzz::parse(MLIRContext &context, const uint8_t *data,
   // A null-terminated copy, as every tool reads a file: MLIR's lexer relies
   // on the terminator (parseSourceString would lex past the input's end).
   llvm::StringRef text(reinterpret_cast<const char *>(data), size);
+  // The tools refuse what MLIR 22's parser would crash on; so do the targets.
+  if (mlir::tp::findParserHazard(text))
+    return nullptr;
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(
       llvm::MemoryBuffer::getMemBufferCopy(text, "fuzz-input"), llvm::SMLoc());

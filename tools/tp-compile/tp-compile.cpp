@@ -35,6 +35,7 @@
 #include "tp/Dialect/TP/IR/TPOps.h"
 #include "tp/Dialect/TP/Transforms/Passes.h"
 #include "tp/InitAll.h"
+#include "tp/ParserGuard.h"
 
 #include "ProgramFile.h"
 
@@ -182,6 +183,8 @@ static int lowerModel(llvm::LLVMContext &llvmContext,
     return fail(error);
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
+  if (!tp::checkParserHazards(sourceMgr))
+    return 1;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)

@@ -5,20 +5,62 @@
 //===----------------------------------------------------------------------===//
 //
 // mlir-opt with the tp dialect and tp-mlir's passes: it takes every flag that
-// mlir-opt takes.
+// mlir-opt takes. Its input is scanned first for what would crash MLIR 22's
+// parser (tp/ParserGuard.h), which gets a diagnostic instead.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tp/InitAll.h"
+#include "tp/ParserGuard.h"
 
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
 
 int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
   mlir::tp::setCrashMessage();
   mlir::DialectRegistry registry;
   mlir::tp::registerAllDialects(registry);
   mlir::tp::registerAllPasses();
-  return mlir::asMainReturnCode(
-      mlir::MlirOptMain(argc, argv, "tp-mlir optimizer driver\n", registry));
+  auto [inputFile, outputFile] = mlir::registerAndParseCLIOptions(
+      argc, argv, "tp-mlir optimizer driver\n", registry);
+  auto config = mlir::MlirOptMainConfig::createFromCLOptions();
+  if (config.shouldShowDialects() || config.shouldListPasses())
+    return mlir::asMainReturnCode(
+        mlir::MlirOptMain(argc, argv, inputFile, outputFile, registry));
+
+  // MlirOptMain's own steps, with the input scanned for what would crash
+  // MLIR 22's parser (ParserGuard.h) before it is parsed.
+  std::string error;
+  std::unique_ptr<llvm::MemoryBuffer> input =
+      mlir::openInputFile(inputFile, &error);
+  if (!input) {
+    llvm::errs() << error << "\n";
+    return 1;
+  }
+  {
+    llvm::SourceMgr scan;
+    scan.AddNewSourceBuffer(
+        llvm::MemoryBuffer::getMemBuffer(input->getBuffer(),
+                                         input->getBufferIdentifier(),
+                                         /*RequiresNullTerminator=*/false),
+        llvm::SMLoc());
+    if (!mlir::tp::checkParserHazards(scan))
+      return 1;
+  }
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      mlir::openOutputFile(outputFile, &error);
+  if (!output) {
+    llvm::errs() << error << "\n";
+    return 1;
+  }
+  if (mlir::failed(
+          mlir::MlirOptMain(output->os(), std::move(input), registry, config)))
+    return 1;
+  output->keep();
+  return 0;
 }

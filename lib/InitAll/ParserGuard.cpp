@@ -1,0 +1,245 @@
+//===- ParserGuard.cpp - Inputs that would crash MLIR 22's parser ---------===//
+//
+// Part of tp-mlir, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// A forward scan with MLIR's lexical rules (comments, strings, prefixed and
+// bare identifiers) that finds each `permutation` / `dimensions` keyword
+// that follows the `outs(...)` of a linalg.transpose, linalg.broadcast or
+// linalg.reduce in custom form, and checks the list after its `=` with the
+// grammar of DenseI64ArrayAttr::parse: `[` ( element (`,` element)* )? `]`,
+// an element being `true`, `false`, or an optionally negated decimal or
+// `0x` hexadecimal integer that fits in 64 signed bits. Comments and
+// whitespace may stand between any two tokens.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tp/ParserGuard.h"
+
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cctype>
+#include <cstdint>
+
+using namespace mlir::tp;
+using llvm::StringRef;
+
+namespace {
+
+bool isIdStart(char c) {
+  return std::isalpha(static_cast<unsigned char>(c)) || c == '_';
+}
+bool isIdChar(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$' ||
+         c == '.';
+}
+
+class Scanner {
+public:
+  explicit Scanner(StringRef text) : text(text) {}
+
+  std::optional<ParserHazard> run() {
+    StringRef lastOp;
+    char lastPunct = 0;
+    while (true) {
+      skipTrivia();
+      if (pos >= text.size())
+        return std::nullopt;
+      char c = text[pos];
+      if (c == '"') {
+        skipString();
+        lastPunct = 0;
+        continue;
+      }
+      if (c == '%' || c == '@' || c == '^' || c == '#' || c == '!') {
+        // A prefixed identifier (value, symbol, block, attribute or type
+        // alias, dialect type): never an op name.
+        ++pos;
+        while (pos < text.size() && (isIdChar(text[pos]) || text[pos] == '-'))
+          ++pos;
+        lastPunct = 0;
+        continue;
+      }
+      if (std::isdigit(static_cast<unsigned char>(c))) {
+        while (pos < text.size() && (isIdChar(text[pos])))
+          ++pos;
+        lastPunct = 0;
+        continue;
+      }
+      if (isIdStart(c)) {
+        size_t start = pos;
+        while (pos < text.size() && isIdChar(text[pos]))
+          ++pos;
+        StringRef word = text.slice(start, pos);
+        if (word.contains('.')) {
+          lastOp = word;
+        } else if ((word == "permutation" || word == "dimensions") &&
+                   lastPunct == ')' &&
+                   (lastOp == "linalg.transpose" ||
+                    lastOp == "linalg.broadcast" ||
+                    lastOp == "linalg.reduce")) {
+          size_t after = pos;
+          skipTrivia();
+          if (pos < text.size() && text[pos] == '=') {
+            ++pos;
+            if (auto hazard = checkList(word, lastOp))
+              return hazard;
+          } else {
+            pos = after;
+          }
+        }
+        lastPunct = 0;
+        continue;
+      }
+      lastPunct = c;
+      ++pos;
+    }
+  }
+
+private:
+  void skipTrivia() {
+    while (pos < text.size()) {
+      char c = text[pos];
+      if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+        ++pos;
+      } else if (c == '/' && pos + 1 < text.size() && text[pos + 1] == '/') {
+        while (pos < text.size() && text[pos] != '\n')
+          ++pos;
+      } else {
+        return;
+      }
+    }
+  }
+
+  void skipString() {
+    ++pos;
+    while (pos < text.size() && text[pos] != '"' && text[pos] != '\n') {
+      if (text[pos] == '\\' && pos + 1 < text.size())
+        ++pos;
+      ++pos;
+    }
+    if (pos < text.size() && text[pos] == '"')
+      ++pos;
+  }
+
+  ParserHazard hazard(StringRef keyword, StringRef op, const char *what) {
+    ParserHazard h;
+    h.loc = llvm::SMLoc::getFromPointer(text.data() + pos);
+    h.message = ("malformed '" + keyword + "' list of '" + op + "': " + what +
+                 "; expected '[' then 64-bit integers separated by ',' then "
+                 "']' (MLIR 22's parser crashes on such a list instead of "
+                 "reporting it; see docs/known-issues.md)")
+                    .str();
+    return h;
+  }
+
+  /// One element at `pos`: true, false or a 64-bit integer.
+  std::optional<const char *> element() {
+    if (pos < text.size() && isIdStart(text[pos])) {
+      size_t start = pos;
+      while (pos < text.size() && isIdChar(text[pos]))
+        ++pos;
+      StringRef word = text.slice(start, pos);
+      if (word == "true" || word == "false")
+        return std::nullopt;
+      pos = start;
+      return "expected an integer";
+    }
+    bool negative = false;
+    if (pos < text.size() && text[pos] == '-') {
+      negative = true;
+      ++pos;
+      skipTrivia();
+    }
+    if (pos >= text.size() ||
+        !std::isdigit(static_cast<unsigned char>(text[pos])))
+      return "expected an integer";
+    size_t start = pos;
+    unsigned radix = 10;
+    if (text[pos] == '0' && pos + 1 < text.size() && text[pos + 1] == 'x') {
+      if (pos + 2 >= text.size() ||
+          !std::isxdigit(static_cast<unsigned char>(text[pos + 2])))
+        return "expected an integer ('0x' without hexadecimal digits)";
+      radix = 16;
+      pos += 2;
+    }
+    // The magnitude, saturated past 2^64.
+    uint64_t magnitude = 0;
+    bool overflow = false;
+    while (pos < text.size() &&
+           (radix == 16
+                ? std::isxdigit(static_cast<unsigned char>(text[pos]))
+                : std::isdigit(static_cast<unsigned char>(text[pos])))) {
+      char c = text[pos];
+      unsigned digit =
+          std::isdigit(static_cast<unsigned char>(c))
+              ? c - '0'
+              : std::tolower(static_cast<unsigned char>(c)) - 'a' + 10;
+      if (magnitude > (UINT64_MAX - digit) / radix)
+        overflow = true;
+      else
+        magnitude = magnitude * radix + digit;
+      ++pos;
+    }
+    if (pos < text.size() && text[pos] == '.') {
+      pos = start;
+      return "expected an integer, not a floating-point number";
+    }
+    uint64_t limit = negative ? (uint64_t{1} << 63) : (uint64_t{1} << 63) - 1;
+    if (overflow || magnitude > limit) {
+      pos = start;
+      return "integer beyond 64 signed bits";
+    }
+    return std::nullopt;
+  }
+
+  std::optional<ParserHazard> checkList(StringRef keyword, StringRef op) {
+    skipTrivia();
+    if (pos >= text.size() || text[pos] != '[')
+      return hazard(keyword, op, "expected '['");
+    ++pos;
+    skipTrivia();
+    if (pos < text.size() && text[pos] == ']') {
+      ++pos;
+      return std::nullopt;
+    }
+    while (true) {
+      skipTrivia();
+      if (auto what = element())
+        return hazard(keyword, op, *what);
+      skipTrivia();
+      if (pos < text.size() && text[pos] == ',') {
+        ++pos;
+        continue;
+      }
+      if (pos < text.size() && text[pos] == ']') {
+        ++pos;
+        return std::nullopt;
+      }
+      return hazard(keyword, op, "expected ',' or ']'");
+    }
+  }
+
+  StringRef text;
+  size_t pos = 0;
+};
+
+} // namespace
+
+std::optional<ParserHazard> mlir::tp::findParserHazard(StringRef text) {
+  return Scanner(text).run();
+}
+
+bool mlir::tp::checkParserHazards(llvm::SourceMgr &sourceMgr) {
+  const llvm::MemoryBuffer *buffer =
+      sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
+  std::optional<ParserHazard> hazard = findParserHazard(buffer->getBuffer());
+  if (!hazard)
+    return true;
+  sourceMgr.PrintMessage(llvm::errs(), hazard->loc, llvm::SourceMgr::DK_Error,
+                         hazard->message);
+  return false;
+}
