@@ -18,6 +18,8 @@ set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 main_build=${TP_BUILD_DIR:-$root/build}
+# Absolute: the link to its tp-compile below is read from another folder.
+main_build=$(cd "$main_build" && pwd) || exit 1
 lit=/usr/lib/llvm-22/bin/lit
 mode=${1:-runtime}
 

@@ -9,6 +9,7 @@
 
 #include "tprt/tprt.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <sstream>

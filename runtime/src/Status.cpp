@@ -40,6 +40,8 @@ const char *tprt_code_name(tprt_code code) {
     return "IO_ERROR";
   case TPRT_INTERNAL:
     return "INTERNAL";
+  case TPRT_UNAVAILABLE:
+    return "UNAVAILABLE";
   }
   return "UNKNOWN";
 }

@@ -59,6 +59,9 @@ typedef enum tprt_code {
   TPRT_IO_ERROR = 5,
   /* Out of memory, or a broken invariant of the runtime itself. */
   TPRT_INTERNAL = 6,
+  /* What the call needs is not on this machine: no CUDA driver, no GPU, a
+   * library (cuBLAS, NCCL) missing or too old. */
+  TPRT_UNAVAILABLE = 7,
 } tprt_code;
 
 /* An error with a message; NULL means success. Owned by whoever received it. */
@@ -429,6 +432,37 @@ typedef struct tprt_rt_table {
 
 /* This runtime's table (the one its rank contexts point to). */
 TPRT_API const tprt_rt_table *tprt_rt_functions(void);
+
+/*===----------------------------------------------------------------------===*
+ * CUDA
+ *===----------------------------------------------------------------------===*/
+
+/* libtprt links no CUDA library: the driver (libcuda.so.1), cuBLAS
+ * (libcublas.so.13) and NCCL (libnccl.so.2) are opened at run time, the first
+ * time they are needed, so this library loads and runs CPU programs where
+ * they are absent. */
+typedef struct tprt_cuda_info {
+  /* sizeof(tprt_cuda_info); see tprt_world_options. */
+  uint32_t struct_size;
+  /* cuDriverGetVersion (e.g. 13000); 0 without a driver. */
+  int32_t driver_version;
+  /* GPUs the driver sees. */
+  int32_t device_count;
+  /* cuBLAS as major*10000 + minor*100 + patch; 0 when not found. */
+  int32_t cublas_version;
+  /* ncclGetVersion (e.g. 22809); 0 when not found. */
+  int32_t nccl_version;
+} tprt_cuda_info;
+
+#define TPRT_CUDA_INFO_INIT { (uint32_t)sizeof(tprt_cuda_info), 0, 0, 0, 0 }
+
+/* Fills `info` with what this process finds of CUDA (every library it can
+ * open, whether or not the others are there) and returns OK when programs
+ * can run on CUDA here: a driver that starts and sees a GPU, cuBLAS and
+ * NCCL. Otherwise TPRT_UNAVAILABLE naming the first thing missing, the
+ * driver first ("no CUDA driver found: ..."). Thread-safe; the libraries
+ * stay loaded. */
+TPRT_API tprt_status tprt_cuda_query(tprt_cuda_info *info);
 
 /*===----------------------------------------------------------------------===*
  * Programs and sessions
