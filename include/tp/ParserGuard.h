@@ -9,9 +9,11 @@
 // DenseI64ArrayAttr::parse and store the result unchecked: a malformed list
 // (`[?, 0]`, `[1 0]`, `[1, 0,]`, `= 2`, an integer beyond 64 bits) reports an
 // error and then crashes on the null attribute (docs/known-issues.md).
+// Its recursive-descent parser also overflows the stack on brackets nested
+// some thousands deep (`affine_map<(d0) -> ((((...`, `[[[[...`).
 // tp-mlir cannot patch Debian's libMLIR, so its tools scan their input
-// first, with the grammar that parser accepts, and refuse such a list with a
-// diagnostic at the bad token.
+// first, with the grammar that parser accepts, and refuse such a list, or
+// nesting deeper than 512 levels, with a diagnostic at the bad token.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,7 +40,8 @@ struct ParserHazard {
 
 /// The first `permutation = ` / `dimensions = ` list of a linalg.transpose,
 /// linalg.broadcast or linalg.reduce in custom form in `text` that
-/// DenseI64ArrayAttr::parse would reject; std::nullopt when there is none.
+/// DenseI64ArrayAttr::parse would reject, or the first bracket nested deeper
+/// than 512 levels; std::nullopt when there is none.
 std::optional<ParserHazard> findParserHazard(llvm::StringRef text);
 
 /// Scans the main buffer of `sourceMgr`; on a hazard prints it as an error

@@ -4,6 +4,9 @@
 //
 //===----------------------------------------------------------------------===//
 //
+// Nesting: brackets ( [ { < nested deeper than 512 levels are refused, since
+// the recursive-descent parser would overflow its stack on them.
+//
 // A forward scan with MLIR's lexical rules (comments, strings, prefixed and
 // bare identifiers) that finds each `permutation` / `dimensions` keyword
 // that follows the `outs(...)` of a linalg.transpose, linalg.broadcast or
@@ -93,6 +96,26 @@ public:
         }
         lastPunct = 0;
         continue;
+      }
+      // Bracket nesting: MLIR's parser recurses once per level (affine
+      // expressions, attributes, types, regions) and overflows its stack
+      // some thousands of levels down.
+      if (c == '(' || c == '[' || c == '{' || c == '<') {
+        bool comparison =
+            c == '<' && pos + 1 < text.size() && text[pos + 1] == '=';
+        if (!comparison && ++depth > kMaxNesting) {
+          ParserHazard h;
+          h.loc = llvm::SMLoc::getFromPointer(text.data() + pos);
+          h.message = "brackets nested deeper than " +
+                      std::to_string(kMaxNesting) +
+                      " levels; MLIR 22's parser recurses once per level and "
+                      "would overflow its stack (see docs/known-issues.md)";
+          return h;
+        }
+      } else if (c == ')' || c == ']' || c == '}' ||
+                 (c == '>' && pos > 0 && text[pos - 1] != '-' &&
+                  !(pos + 1 < text.size() && text[pos + 1] == '='))) {
+        depth = depth > 0 ? depth - 1 : 0;
       }
       lastPunct = c;
       ++pos;
@@ -223,8 +246,11 @@ private:
     }
   }
 
+  static constexpr int64_t kMaxNesting = 512;
+
   StringRef text;
   size_t pos = 0;
+  int64_t depth = 0;
 };
 
 } // namespace
