@@ -117,6 +117,13 @@ cl::opt<bool> reference(
              "approximations, GEMMs as loops instead of BLAS calls; with "
              "--unsharded, the independent reference of tp-run --verify"),
     cl::init(false), cl::cat(category));
+cl::opt<bool> emulateGpuMapping(
+    "emulate-gpu-mapping",
+    cl::desc("Test aid: map every linalg op to GPU kernels as the CUDA "
+             "lowering does and run them as loops on the CPU "
+             "(--tp-lower-to-cpu's emulate-gpu-mapping), so tp-run --verify "
+             "checks the kernels' indexing and reductions"),
+    cl::init(false), cl::cat(category));
 cl::opt<std::string> linker("cc", cl::desc("C compiler used to link"),
                             cl::init("cc"), cl::cat(category));
 
@@ -205,6 +212,7 @@ static int lowerModel(llvm::LLVMContext &llvmContext,
   }
   tp::LowerToCPUOptions lowering;
   lowering.reference = reference;
+  lowering.emulateGpuMapping = emulateGpuMapping;
   tp::buildLowerToCPUPipeline(pm, lowering);
   if (failed(pm.run(*module)))
     return 1;

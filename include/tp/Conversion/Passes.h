@@ -7,12 +7,15 @@
 #ifndef TP_CONVERSION_PASSES_H
 #define TP_CONVERSION_PASSES_H
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -42,6 +45,14 @@ struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
           "fusion, no polynomial approximations (libm), no BLAS (f32 GEMMs as "
           "loops; f16/bf16 ones keep their f32-accumulating call); "
           "tp-compile --reference, used by tp-run --verify"),
+      llvm::cl::init(false)};
+  PassOptions::Option<bool> emulateGpuMapping{
+      *this, "emulate-gpu-mapping",
+      llvm::cl::desc(
+          "Test aid: map every linalg op to GPU kernels as the CUDA lowering "
+          "does (--tp-map-linalg-to-gpu) and run the kernels as loops on the "
+          "CPU (--tp-emulate-gpu-launches); tp-compile "
+          "--emulate-gpu-mapping"),
       llvm::cl::init(false)};
 };
 

@@ -246,6 +246,100 @@ def LowerStridedCopiesPass
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def MapLinalgToGPUPass : Pass<"tp-map-linalg-to-gpu", "::mlir::func::FuncOp"> {
+  let summary = "Every structured op on buffers becomes a gpu.launch: flat and coalesced for pointwise ops, a block per output element with a block-wide reduction for reductions";
+  let description = [{
+    The kernel-mapping step of the CUDA lowering (`--tp-lower-to-cuda`), on
+    bufferized IR after the GEMMs became library calls. Each remaining
+    linalg op with static loop ranges becomes one `gpu.launch`:
+
+    - **Pointwise** (only parallel loops: elementwise chains, broadcasts,
+      transposes, fills, copies): one thread per iteration point, 256 per
+      block, the loops delinearized from the global thread index with the
+      innermost loop fastest, so that consecutive threads touch consecutive
+      elements of the output; a bounds check guards the last block.
+    - **Reductions** whose body is `combine(f(inputs), out)` with `combine`
+      one of addf, mulf, maxnumf, minnumf, maximumf, minimumf (f32) or addi
+      (i32, i64), and at least 32 reduction iterations per output element:
+      one block per output element; each thread folds a strided share of the
+      reduction loops, the block combines the partials with `gpu.all_reduce`
+      (lowered to warp shuffles and shared memory), and thread 0 folds the
+      total into the output.
+    - **Any other reduction**: one thread per output element, which runs
+      the reduction loops itself.
+
+    An op with dynamic loop ranges is an error naming it.
+
+    Example:
+
+    ```mlir
+    linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+        ins(%x : memref<1000xf32>) outs(%y : memref<1000xf32>) {
+    ^bb0(%a: f32, %b: f32):
+      %e = math.exp %a : f32
+      linalg.yield %e : f32
+    }
+    ```
+
+    becomes a `gpu.launch` of 4 blocks of 256 threads whose body computes
+    `%i = block_id.x * 256 + thread_id.x` and, when `%i < 1000`, loads
+    `%x[%i]`, applies `math.exp` and stores to `%y[%i]`.
+  }];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect",
+    "::mlir::affine::AffineDialect"
+  ];
+}
+
+def EmulateGPULaunchesPass
+    : Pass<"tp-emulate-gpu-launches", "::mlir::func::FuncOp"> {
+  let summary = "Runs gpu.launch bodies as loops on the CPU (test aid: executes the GPU mapping's index arithmetic, bounds and reductions)";
+  let description = [{
+    Replaces each `gpu.launch` by loops over its blocks and, inside each
+    block, its threads, with the block and thread ids, grid and block sizes
+    mapped to the loop indices and launch operands, as Triton's interpreter
+    mode runs kernels on the CPU. A body with one top-level
+    `gpu.all_reduce` runs in two passes over the block's threads: the ops
+    before it for every thread, folding each thread's operand into one
+    accumulator; then the ops after it for every thread, with the
+    accumulator as the reduction's result (they may use only values from
+    outside the first pass). Any other GPU op in a body (barriers, shuffles,
+    a second reduction) is an error naming it.
+
+    With `--tp-lower-to-cpu="emulate-gpu-mapping"` (tp-compile
+    `--emulate-gpu-mapping`), the CPU pipeline maps every linalg op with
+    `--tp-map-linalg-to-gpu` and runs the kernels through this pass, so the
+    executable tests verify the mapping the CUDA lowering uses against the
+    unsharded run.
+
+    Example:
+
+    ```mlir
+    gpu.launch blocks(%bx, %by, %bz) in (%gx = %c4, %gy = %c1, %gz = %c1)
+               threads(%tx, %ty, %tz) in (%sx = %c256, %sy = %c1, %sz = %c1) {
+      ...
+      gpu.terminator
+    }
+    ```
+
+    becomes
+
+    ```mlir
+    scf.for %bx = %c0 to %c4 step %c1 {
+      ...
+        scf.for %tx = %c0 to %c256 step %c1 {
+          ...
+        }
+    }
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::scf::SCFDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::arith::ArithDialect"
+  ];
+}
+
 def CallRuntimeThroughTablePass
     : Pass<"tp-call-runtime-through-table", "::mlir::ModuleOp"> {
   let summary = "Calls to tprt_rt_* load the function from the rank context's table instead of naming a runtime symbol";

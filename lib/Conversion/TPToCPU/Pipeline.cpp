@@ -59,6 +59,11 @@ void mlir::tp::buildLowerToCPUPipeline(OpPassManager &pm,
   pm.addPass(createConvertGemmToBlasPass(gemm));
   // Loops, then LLVM.
   pm.addPass(createLowerStridedCopiesPass());
+  if (options.emulateGpuMapping) {
+    // Test aid: the kernels the CUDA lowering maps, run as CPU loops.
+    pm.addNestedPass<func::FuncOp>(createMapLinalgToGPUPass());
+    pm.addNestedPass<func::FuncOp>(createEmulateGPULaunchesPass());
+  }
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
