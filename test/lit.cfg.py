@@ -34,6 +34,8 @@ config.substitutions.append(("%tp_obj_root", config.tp_obj_root))
 
 if config.tp_has_cuda:
     config.available_features.add("cuda")
+    # The toolkit (ptxas, libdevice) for gpu-module-to-binary.
+    config.substitutions.append(("%cuda_root", config.tp_cuda_root))
 
 # %sanitizer_preload: where this build is sanitized (scripts/sanitize.sh), a process
 # that is not (python, the embedding example) loads the sanitized libtprt only with
