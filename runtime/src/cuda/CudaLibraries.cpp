@@ -67,6 +67,31 @@ bool resolve(void *handle, const char *symbol, Fn &slot, std::string &missing) {
   return slot != nullptr;
 }
 
+/// Opens the first of `libraries` into `loaded`'s table: `resolveAll` fills
+/// it (naming the first symbol it misses), `finish` reads the version or
+/// starts the library. `absent` says what is missing when none opens.
+template <typename Table, typename ResolveAll, typename Finish>
+void openTable(Loaded<Table> &loaded,
+               std::initializer_list<const char *> libraries,
+               const char *absent, ResolveAll resolveAll, Finish finish) {
+  std::string why;
+  void *handle = openLibrary(libraries, why);
+  if (!handle) {
+    loaded.code = TPRT_UNAVAILABLE;
+    loaded.failure = std::string(absent) + ": " + why;
+    return;
+  }
+  std::string missing;
+  resolveAll(handle, loaded.table, missing);
+  if (!missing.empty()) {
+    loaded.code = TPRT_UNAVAILABLE;
+    loaded.failure = std::string(*libraries.begin()) + " has no '" + missing +
+                     "': it is older than this runtime needs";
+    return;
+  }
+  finish(loaded);
+}
+
 template <typename Table>
 tprt_status result(const Loaded<Table> &loaded, const Table **table) {
   if (loaded.code != TPRT_OK)
@@ -103,33 +128,25 @@ tprt_status Nccl::error(ncclResult_t result, const std::string &call) const {
 tprt_status tprt::cuda::loadDriver(const Driver **driver) {
   static Loaded<Driver> loaded;
   std::call_once(loaded.once, [] {
-    std::string why;
-    void *handle = openLibrary({"libcuda.so.1", "libcuda.so"}, why);
-    if (!handle) {
-      loaded.code = TPRT_UNAVAILABLE;
-      loaded.failure = "no CUDA driver found: " + why;
-      return;
-    }
-    Driver &d = loaded.table;
-    std::string missing;
+    openTable(
+        loaded, {"libcuda.so.1", "libcuda.so"}, "no CUDA driver found",
+        [](void *handle, Driver &d, std::string &missing) {
 #define TPRT_RESOLVE(name) resolve(handle, TPRT_XSTR(name), d.name, missing);
-    TPRT_CUDA_DRIVER_FUNCTIONS(TPRT_RESOLVE)
+          TPRT_CUDA_DRIVER_FUNCTIONS(TPRT_RESOLVE)
 #undef TPRT_RESOLVE
-    if (!missing.empty()) {
-      loaded.code = TPRT_UNAVAILABLE;
-      loaded.failure = "the CUDA driver (libcuda.so.1) has no '" + missing +
-                       "': it is older than CUDA 13 needs";
-      return;
-    }
-    if (CUresult r = d.cuInit(0); r != CUDA_SUCCESS) {
-      tprt_status status = d.error(r, "cuInit");
-      loaded.code = tprt_status_code(status);
-      loaded.failure = std::string("the CUDA driver does not start: ") +
-                       tprt_status_message(status);
-      tprt_status_free(status);
-      return;
-    }
-    d.cuDriverGetVersion(&d.version);
+        },
+        [](Loaded<Driver> &l) {
+          Driver &d = l.table;
+          if (CUresult r = d.cuInit(0); r != CUDA_SUCCESS) {
+            tprt_status status = d.error(r, "cuInit");
+            l.code = tprt_status_code(status);
+            l.failure = std::string("the CUDA driver does not start: ") +
+                        tprt_status_message(status);
+            tprt_status_free(status);
+            return;
+          }
+          d.cuDriverGetVersion(&d.version);
+        });
   });
   return result(loaded, driver);
 }
@@ -137,36 +154,28 @@ tprt_status tprt::cuda::loadDriver(const Driver **driver) {
 tprt_status tprt::cuda::loadCublas(const Cublas **cublas) {
   static Loaded<Cublas> loaded;
   std::call_once(loaded.once, [] {
-    std::string why;
-    void *handle = openLibrary({"libcublas.so.13"}, why);
-    if (!handle) {
-      loaded.code = TPRT_UNAVAILABLE;
-      loaded.failure = "cuBLAS 13 not found: " + why;
-      return;
-    }
-    Cublas &c = loaded.table;
-    std::string missing;
+    openTable(
+        loaded, {"libcublas.so.13"}, "cuBLAS 13 not found",
+        [](void *handle, Cublas &c, std::string &missing) {
 #define TPRT_RESOLVE(name) resolve(handle, TPRT_XSTR(name), c.name, missing);
-    TPRT_CUBLAS_FUNCTIONS(TPRT_RESOLVE)
+          TPRT_CUBLAS_FUNCTIONS(TPRT_RESOLVE)
 #undef TPRT_RESOLVE
-    // The types must be those of the header's C declarations: these casts
-    // pick an overload of that type or fail to compile.
-    (void)static_cast<Cublas::GemmExFn>(&::cublasGemmEx);
-    (void)static_cast<Cublas::GemmStridedBatchedExFn>(
-        &::cublasGemmStridedBatchedEx);
-    resolve(handle, "cublasGemmEx", c.cublasGemmEx, missing);
-    resolve(handle, "cublasGemmStridedBatchedEx", c.cublasGemmStridedBatchedEx,
-            missing);
-    if (!missing.empty()) {
-      loaded.code = TPRT_UNAVAILABLE;
-      loaded.failure = "libcublas.so.13 has no '" + missing + "'";
-      return;
-    }
-    int major = 0, minor = 0, patch = 0;
-    c.cublasGetProperty(MAJOR_VERSION, &major);
-    c.cublasGetProperty(MINOR_VERSION, &minor);
-    c.cublasGetProperty(PATCH_LEVEL, &patch);
-    c.version = major * 10000 + minor * 100 + patch;
+          // The types must be those of the header's C declarations: these
+          // casts pick an overload of that type or fail to compile.
+          (void)static_cast<Cublas::GemmExFn>(&::cublasGemmEx);
+          (void)static_cast<Cublas::GemmStridedBatchedExFn>(
+              &::cublasGemmStridedBatchedEx);
+          resolve(handle, "cublasGemmEx", c.cublasGemmEx, missing);
+          resolve(handle, "cublasGemmStridedBatchedEx",
+                  c.cublasGemmStridedBatchedEx, missing);
+        },
+        [](Loaded<Cublas> &l) {
+          int major = 0, minor = 0, patch = 0;
+          l.table.cublasGetProperty(MAJOR_VERSION, &major);
+          l.table.cublasGetProperty(MINOR_VERSION, &minor);
+          l.table.cublasGetProperty(PATCH_LEVEL, &patch);
+          l.table.version = major * 10000 + minor * 100 + patch;
+        });
   });
   return result(loaded, cublas);
 }
@@ -174,24 +183,14 @@ tprt_status tprt::cuda::loadCublas(const Cublas **cublas) {
 tprt_status tprt::cuda::loadNccl(const Nccl **nccl) {
   static Loaded<Nccl> loaded;
   std::call_once(loaded.once, [] {
-    std::string why;
-    void *handle = openLibrary({"libnccl.so.2"}, why);
-    if (!handle) {
-      loaded.code = TPRT_UNAVAILABLE;
-      loaded.failure = "NCCL 2 not found: " + why;
-      return;
-    }
-    Nccl &n = loaded.table;
-    std::string missing;
+    openTable(
+        loaded, {"libnccl.so.2"}, "NCCL 2 not found",
+        [](void *handle, Nccl &n, std::string &missing) {
 #define TPRT_RESOLVE(name) resolve(handle, TPRT_XSTR(name), n.name, missing);
-    TPRT_NCCL_FUNCTIONS(TPRT_RESOLVE)
+          TPRT_NCCL_FUNCTIONS(TPRT_RESOLVE)
 #undef TPRT_RESOLVE
-    if (!missing.empty()) {
-      loaded.code = TPRT_UNAVAILABLE;
-      loaded.failure = "libnccl.so.2 has no '" + missing + "'";
-      return;
-    }
-    n.ncclGetVersion(&n.version);
+        },
+        [](Loaded<Nccl> &l) { l.table.ncclGetVersion(&l.table.version); });
   });
   return result(loaded, nccl);
 }
