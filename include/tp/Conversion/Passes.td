@@ -31,13 +31,18 @@ def RecordManifestPass : Pass<"tp-record-manifest", "::mlir::ModuleOp"> {
     the manifest reads
 
     ```
-    tprt-manifest 1
-    func f 1 1
-    mesh world 1 tp=4
+    tprt-manifest 2
+    abi 1
+    func "f" 1 1
+    mesh "world" 1 "tp" 4
     arg 0 f32 2 16 512 s=/0|
     result 0 f32 2 16 512 s=/|
     end
     ```
+
+    Names are quoted (`\"`, `\\` and `\xNN` escapes inside), so function,
+    mesh and axis names may hold spaces; `abi` is the runtime ABI the code
+    was compiled against.
 
     A sharding `s=D0/D1/...|P` lists, per dimension, the indices of the mesh
     axes that split it (comma-separated, major to minor), then the partial
@@ -46,8 +51,12 @@ def RecordManifestPass : Pass<"tp-record-manifest", "::mlir::ModuleOp"> {
     (`tp.sharding`, `tp.shardings`, `tp.origin(s)`) are then dropped: they
     live on in the manifest, and lowering would copy them onto ops they do
     not describe.
+
+    A function attribute whose name is one of llvm.func's own (`linkage`,
+    `personality`, ...) is an error: the LLVM lowering would take it as
+    that attribute, whatever its value.
   }];
-  let dependentDialects = [];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
 def CopyRepeatedResultsPass

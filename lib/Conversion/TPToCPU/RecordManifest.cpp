@@ -17,6 +17,7 @@
 #include "tp/Dialect/TP/IR/TPDialect.h"
 #include "tp/Dialect/TP/IR/TPOps.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/Support/raw_ostream.h"
@@ -124,6 +125,30 @@ LogicalResult describe(llvm::raw_ostream &os, FunctionOpInterface func,
   return success();
 }
 
+/// Refuses function attributes that the LLVM lowering would misread: it
+/// copies a function's discardable attributes onto the llvm.func it makes,
+/// where an unprefixed name such as `linkage` or `personality` becomes that
+/// op's own attribute, whatever its value (a symbol where llvm.func expects
+/// a #llvm.linkage crashes its verifier).
+LogicalResult checkFunctionAttrs(ModuleOp module) {
+  std::optional<RegisteredOperationName> llvmFunc =
+      RegisteredOperationName::lookup(LLVM::LLVMFuncOp::getOperationName(),
+                                      module.getContext());
+  if (!llvmFunc)
+    return success();
+  ArrayRef<StringAttr> reserved = llvmFunc->getAttributeNames();
+  for (auto func : module.getOps<FunctionOpInterface>())
+    for (NamedAttribute attr : func->getDiscardableAttrs())
+      if (llvm::is_contained(reserved, attr.getName()))
+        return func.emitOpError()
+               << "has attribute '" << attr.getName().getValue()
+               << "' = " << attr.getValue()
+               << ", a name the LLVM lowering takes as llvm.func's own '"
+               << attr.getName().getValue()
+               << "'; remove it or give it a dialect prefix";
+  return success();
+}
+
 struct RecordManifestPass
     : public tp::impl::RecordManifestPassBase<RecordManifestPass> {
   void runOnOperation() override {
@@ -132,6 +157,8 @@ struct RecordManifestPass
         "tprt-manifest 2\nabi " + std::to_string(kRuntimeAbiVersion) + "\n";
     llvm::raw_string_ostream os(text);
     SymbolTableCollection symbols;
+    if (failed(checkFunctionAttrs(module)))
+      return signalPassFailure();
     for (auto func : module.getOps<FunctionOpInterface>()) {
       if (func.isExternal() || !func.isPublic())
         continue;

@@ -60,3 +60,23 @@ func.func @f(%x: tensor<4xf32>) -> tensor<?xf32> {
   %c = tensor.cast %x : tensor<4xf32> to tensor<?xf32>
   return %c : tensor<?xf32>
 }
+
+// -----
+
+// An unprefixed attribute named like one of llvm.func's own would be taken as
+// it by the LLVM lowering (a symbol as `linkage` crashed its verifier); private
+// functions are checked too.
+// expected-error @+1 {{'func.func' op has attribute 'linkage' = @grid, a name the LLVM lowering takes as llvm.func's own 'linkage'; remove it or give it a dialect prefix}}
+func.func private @g(%x: tensor<4xf32>) attributes {linkage = @grid} {
+  return
+}
+
+// -----
+
+// CHECK-LABEL: module attributes {tp.manifest = "tprt-manifest 2\0Aabi 1\0Afunc \22g\22 1 0
+// CHECK: func.func @g
+// CHECK-SAME: llvm.linkage = #llvm.linkage<external>
+// CHECK-SAME: tpx.note = "kept"
+func.func @g(%x: tensor<4xf32>) attributes {tpx.note = "kept", llvm.linkage = #llvm.linkage<external>} {
+  return
+}

@@ -1,0 +1,1 @@
+func.func @g(%arg0: tensor<4xf32>) attributes {linkage = @grid} { return }
