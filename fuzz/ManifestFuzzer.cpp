@@ -18,7 +18,8 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::string text(reinterpret_cast<const char *>(data), size);
   std::vector<tprt::Function> functions;
-  tprt_status status = tprt::parseManifest(text, functions, "fuzz");
+  tprt::Target target = tprt::Target::Cpu;
+  tprt_status status = tprt::parseManifest(text, functions, target, "fuzz");
   if (status) {
     if (tprt_status_code(status) == TPRT_OK || !tprt_status_message(status) ||
         !*tprt_status_message(status)) {

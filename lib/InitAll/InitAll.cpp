@@ -17,6 +17,8 @@
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "llvm/Support/PrettyStackTrace.h"
 
 void mlir::tp::registerAllDialects(DialectRegistry &registry) {
@@ -33,6 +35,10 @@ void mlir::tp::registerAllDialects(DialectRegistry &registry) {
   registerPartitionModels(registry);
   // One-shot bufferization of the collectives.
   registerBufferizableOpInterfaceExternalModels(registry);
+  // gpu-module-to-binary (--tp-lower-to-cuda): the NVVM target and the
+  // translations of the kernels' dialects to LLVM IR.
+  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
+  registerAllToLLVMIRTranslations(registry);
 }
 
 void mlir::tp::registerAllPasses() {

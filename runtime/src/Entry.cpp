@@ -12,7 +12,9 @@
 
 #include "Internal.h"
 
+#include <algorithm>
 #include <cblas.h>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 
@@ -326,13 +328,51 @@ void tprt_rt_gemm_narrow(tprt_rank_context *ctx, int32_t dtype, int32_t trans_a,
 
 } // extern "C"
 
+//===----------------------------------------------------------------------===//
+// Memory and kernels
+//===----------------------------------------------------------------------===//
+
 extern "C" {
+
+void *tprt_rt_alloc(tprt_rank_context *ctx, int64_t bytes) {
+  if (ctx->error)
+    return nullptr;
+  // Rounded up to the alignment, as aligned_alloc wants; never 0 bytes.
+  size_t size = static_cast<size_t>(std::max<int64_t>(bytes, 1) + 63) & ~63ul;
+  void *ptr = bytes < 0 ? nullptr : std::aligned_alloc(64, size);
+  if (!ptr)
+    fail(ctx, error(TPRT_INTERNAL, "rank ", ctx->comm->rank(),
+                    ": tprt_rt_alloc: cannot allocate ", bytes, " bytes"));
+  return ptr;
+}
+
+void tprt_rt_free(tprt_rank_context *, void *ptr) { std::free(ptr); }
+
+void tprt_rt_upload(tprt_rank_context *ctx, void *dst, const void *host,
+                    int64_t bytes) {
+  if (ctx->error || bytes <= 0)
+    return;
+  std::memcpy(dst, host, static_cast<size_t>(bytes));
+}
+
+void tprt_rt_launch(tprt_rank_context *ctx, const void *, int64_t,
+                    const char *name, int64_t, int64_t, int64_t, int64_t,
+                    int64_t, int64_t, int32_t, void **, int64_t) {
+  guarded(ctx, [&] {
+    return error(TPRT_INVALID_ARGUMENT, "rank ", ctx->comm->rank(),
+                 ": kernel '", name ? name : "",
+                 "' is GPU code (tp-compile --target cuda); the '",
+                 ctx->comm->backend(), "' backend runs CPU programs");
+  });
+}
 
 const tprt_rt_table *tprt_rt_functions(void) {
   static const tprt_rt_table table = {
       TPRT_RT_ABI_VERSION,    tprt_rt_all_reduce, tprt_rt_all_gather,
       tprt_rt_reduce_scatter, tprt_rt_all_to_all, tprt_rt_all_slice,
       tprt_rt_axis_index,     tprt_rt_sgemm,      tprt_rt_gemm_narrow,
+      tprt_rt_alloc,          tprt_rt_free,       tprt_rt_upload,
+      tprt_rt_launch,
   };
   return &table;
 }

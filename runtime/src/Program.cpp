@@ -9,6 +9,7 @@
 //
 //   tprt-manifest 2
 //   abi <TPRT_RT_ABI_VERSION the program was compiled for>
+//   target <cpu | cuda>
 //   func <name> <#args> <#results>
 //   mesh <name> <rank> <axis> <size> ...       (or `mesh - 0`: one device)
 //   arg <i> <dtype> <rank> <sizes...> s=<d0>/<d1>/...|<partial>
@@ -208,9 +209,13 @@ bool bytesFit(const int64_t *shape, int32_t rank, size_t elemSize) {
 
 } // namespace
 
+const char *tprt::targetName(Target target) {
+  return target == Target::Cuda ? "cuda" : "cpu";
+}
+
 tprt_status tprt::parseManifest(const std::string &text,
                                 std::vector<Function> &functions,
-                                const std::string &path) {
+                                Target &target, const std::string &path) {
   std::istringstream lines(text);
   std::string line;
   int lineNo = 0;
@@ -226,7 +231,7 @@ tprt_status tprt::parseManifest(const std::string &text,
                  "' is not of version 2, the version this runtime reads; "
                  "compile the program again with this tp-compile");
   lineNo = 1;
-  bool abiSeen = false, meshSeen = false;
+  bool abiSeen = false, targetSeen = false, meshSeen = false;
   Function *current = nullptr;
   std::set<std::string> names;
   while (std::getline(lines, line)) {
@@ -249,6 +254,17 @@ tprt_status tprt::parseManifest(const std::string &text,
     }
     if (!abiSeen)
       return bad("expected 'abi <version>' first");
+    if (word == "target") {
+      std::string name;
+      if (targetSeen || current || !words.next(name) || !words.atEnd() ||
+          (name != "cpu" && name != "cuda"))
+        return bad("expected one 'target cpu' or 'target cuda' after 'abi'");
+      target = name == "cuda" ? Target::Cuda : Target::Cpu;
+      targetSeen = true;
+      continue;
+    }
+    if (!targetSeen)
+      return bad("expected 'target <cpu | cuda>' after 'abi'");
     if (word == "func") {
       if (current)
         return bad("function '" + current->name + "' has no 'end' line");
@@ -376,6 +392,9 @@ tprt_status tprt::parseManifest(const std::string &text,
   if (!abiSeen)
     return error(TPRT_INVALID_ARGUMENT, path,
                  ": the manifest has no 'abi' line");
+  if (!targetSeen)
+    return error(TPRT_INVALID_ARGUMENT, path,
+                 ": the manifest has no 'target' line");
   if (current)
     return error(TPRT_INVALID_ARGUMENT, path,
                  ": the manifest ends inside "
@@ -470,7 +489,8 @@ tprt_status tprt_program_load(const char *path, tprt_program **program) {
       return error(TPRT_INVALID_ARGUMENT, "'", path,
                    "' is not a tp-compile program: no 'tprt_manifest' symbol");
     }
-    if (tprt_status status = parseManifest(manifest, loaded->functions, path)) {
+    if (tprt_status status =
+            parseManifest(manifest, loaded->functions, loaded->target, path)) {
       dlclose(handle);
       return status;
     }
@@ -501,6 +521,10 @@ void tprt_program_destroy(tprt_program *program) {
 
 uint64_t tprt_program_checksum(const tprt_program *program) {
   return program->checksum;
+}
+
+const char *tprt_program_target(const tprt_program *program) {
+  return targetName(program->target);
 }
 
 int32_t tprt_program_num_functions(const tprt_program *program) {

@@ -28,10 +28,16 @@ struct Function {
   EntryFn entry = nullptr;
 };
 
+/// The backend a program was compiled for (the manifest's `target`).
+enum class Target { Cpu, Cuda };
+
+const char *targetName(Target target);
+
 /// Parses and validates a whole manifest (format in Program.cpp) into
-/// `functions`; errors name `path` and the line. Never throws for bad text.
+/// `functions` and `target`; errors name `path` and the line. Never throws
+/// for bad text.
 tprt_status parseManifest(const std::string &text,
-                          std::vector<Function> &functions,
+                          std::vector<Function> &functions, Target &target,
                           const std::string &path);
 
 } // namespace tprt
@@ -41,6 +47,7 @@ struct tprt_program_s {
   /// The library's checksum (ProgramFile.h).
   uint64_t checksum = 0;
   std::vector<tprt::Function> functions;
+  tprt::Target target = tprt::Target::Cpu;
   /// Ranks of a run that were abandoned while still running the program's
   /// code (see tprt_session_run): the library then stays loaded.
   std::atomic<int> abandonedRanks{0};

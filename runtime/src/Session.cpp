@@ -225,7 +225,13 @@ tprt_status runSession(tprt_session *session, const tprt_program *program,
   if (function < 0 || function >= tprt_program_num_functions(program))
     return error(TPRT_INVALID_ARGUMENT, "no function #", function);
   const Function &f = program->functions[function];
-  // 1. Inputs, outputs, mesh.
+  // 1. Target, inputs, outputs, mesh.
+  if (program->target != Target::Cpu)
+    return error(TPRT_INVALID_ARGUMENT, "function '", f.name,
+                 "' was compiled for ", targetName(program->target),
+                 " (tp-compile --target ", targetName(program->target),
+                 "); the session's '", session->backend,
+                 "' backend runs programs compiled for cpu");
   if (!sameMesh(f.mesh, session->mesh))
     return error(TPRT_INVALID_ARGUMENT, "function '", f.name,
                  "' runs on a mesh of shape ",

@@ -141,6 +141,45 @@ TEST(WorldTest, RankContextStartsWithTheTable) {
   tprt_world_destroy(world);
 }
 
+TEST(WorldTest, CpuMemoryEntriesAndNoKernels) {
+  // ABI 2: a CPU rank's buffers are host memory; a kernel launch (GPU code)
+  // is an error kept in the context, naming the kernel and the backend.
+  tprt_mesh mesh{1, {1}};
+  tprt_world *world = nullptr;
+  ASSERT_EQ(tprt_world_create(&mesh, nullptr, &world), nullptr);
+  tprt_communicator *comm = nullptr;
+  ASSERT_EQ(tprt_world_communicator(world, 0, &comm), nullptr);
+  tprt_rank_context *ctx = nullptr;
+  ASSERT_EQ(tprt_rank_context_create(comm, &ctx), nullptr);
+  const tprt_rt_table *table = tprt_rt_functions();
+  EXPECT_EQ(table->alloc, &tprt_rt_alloc);
+  EXPECT_EQ(table->launch, &tprt_rt_launch);
+  const float host[3] = {1.0f, 2.0f, 3.0f};
+  auto *buffer = static_cast<float *>(table->alloc(ctx, sizeof(host)));
+  ASSERT_NE(buffer, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(buffer) % 64, 0u);
+  table->upload(ctx, buffer, host, sizeof(host));
+  EXPECT_EQ(buffer[2], 3.0f);
+  table->free(ctx, buffer);
+  EXPECT_EQ(tprt_rank_context_take_status(ctx), nullptr);
+
+  table->launch(ctx, host, sizeof(host), "main_kernel", 1, 1, 1, 1, 1, 1, 0,
+                nullptr, 0);
+  tprt_status status = tprt_rank_context_take_status(ctx);
+  EXPECT_EQ(tprt_status_code(status), TPRT_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(tprt_status_message(status))
+                .find("kernel 'main_kernel' is GPU code"),
+            std::string::npos)
+      << tprt_status_message(status);
+  tprt_status_free(status);
+  // After a failure, allocation returns NULL at once.
+  table->launch(ctx, host, 0, "k", 1, 1, 1, 1, 1, 1, 0, nullptr, 0);
+  EXPECT_EQ(table->alloc(ctx, 16), nullptr);
+  tprt_status_free(tprt_rank_context_take_status(ctx));
+  tprt_rank_context_destroy(ctx);
+  tprt_world_destroy(world);
+}
+
 } // namespace
 
 namespace {

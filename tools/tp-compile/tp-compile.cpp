@@ -4,12 +4,14 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// tp-compile model.mlir [--target cpu] -o model.so
+// tp-compile model.mlir [--target cpu|cuda [--gpu-arch sm_90]] -o model.so
 //
 // 1. Parses the module; in global form (meshes, no function in local form)
 //    runs --tp-spmd first.
 // 2. Lowers with --tp-lower-to-cpu (manifest, bufferization, runtime calls,
-//    LLVM dialect, entry points).
+//    LLVM dialect, entry points), or with --tp-lower-to-cuda for --target
+//    cuda (the same, with GPU kernels compiled by the CUDA toolkit's ptxas
+//    into a fatbin that the library holds, launched through the runtime).
 // 3. Translates to LLVM IR, optimizes at -O3 and emits an object file for
 //    the host CPU, in-process.
 // 4. Links it into a shared library with the system C compiler and appends
@@ -70,7 +72,7 @@ namespace cl = llvm::cl;
 
 namespace {
 
-enum class Target { CPU };
+enum class Target { CPU, CUDA };
 enum class Emit { MLIR, LLVM, Object, Library };
 
 cl::OptionCategory category("tp-compile options");
@@ -84,8 +86,21 @@ cl::opt<std::string> outputFile("o", cl::desc("Output file"),
 cl::opt<Target> target(
     "target", cl::desc("Where the program runs"), cl::cat(category),
     cl::values(clEnumValN(Target::CPU, "cpu",
-                          "the host CPU (OpenBLAS, tprt's CPU communicators)")),
+                          "the host CPU (OpenBLAS, tprt's CPU communicators)"),
+               clEnumValN(Target::CUDA, "cuda",
+                          "NVIDIA GPUs (GPU kernels, cuBLAS, NCCL; host code "
+                          "for this CPU)")),
     cl::init(Target::CPU));
+cl::opt<std::string> gpuArch(
+    "gpu-arch",
+    cl::desc("With --target cuda: the architecture the kernels are compiled "
+             "for (the fatbin holds its cubin and PTX)"),
+    cl::init("sm_90"), cl::cat(category));
+cl::opt<std::string> cudaToolkit(
+    "cuda-toolkit",
+    cl::desc("With --target cuda: the CUDA toolkit whose ptxas and fatbinary "
+             "compile the kernels (default: the one found at build time)"),
+    cl::init(""), cl::cat(category));
 cl::opt<Emit> emit(
     "emit", cl::desc("Stop after a stage"),
     cl::values(clEnumValN(Emit::MLIR, "mlir", "lowered MLIR (LLVM dialect)"),
@@ -210,10 +225,17 @@ static int lowerModel(llvm::LLVMContext &llvmContext,
                 "' is in local form already; --sequence-parallel and "
                 "--replicate-open-boundaries apply to global form");
   }
-  tp::LowerToCPUOptions lowering;
-  lowering.reference = reference;
-  lowering.emulateGpuMapping = emulateGpuMapping;
-  tp::buildLowerToCPUPipeline(pm, lowering);
+  if (target == Target::CUDA) {
+    tp::LowerToCUDAOptions lowering;
+    lowering.chip = gpuArch;
+    lowering.toolkit = cudaToolkit;
+    tp::buildLowerToCUDAPipeline(pm, lowering);
+  } else {
+    tp::LowerToCPUOptions lowering;
+    lowering.reference = reference;
+    lowering.emulateGpuMapping = emulateGpuMapping;
+    tp::buildLowerToCPUPipeline(pm, lowering);
+  }
   if (failed(pm.run(*module)))
     return 1;
   if (emit == Emit::MLIR) {
@@ -246,6 +268,15 @@ int main(int argc, char **argv) {
   if (unsharded && (sequenceParallel || replicateOpenBoundaries))
     return fail("--unsharded compiles without shardings; it takes no "
                 "--tp-spmd option");
+  if (target == Target::CUDA && (reference || emulateGpuMapping))
+    return fail("--reference and --emulate-gpu-mapping are CPU lowerings; "
+                "they take no --target cuda");
+  if (target != Target::CUDA &&
+      (gpuArch.getNumOccurrences() || cudaToolkit.getNumOccurrences()))
+    return fail("--gpu-arch and --cuda-toolkit apply to --target cuda");
+  if (!StringRef(gpuArch).starts_with("sm_"))
+    return fail("--gpu-arch '" + gpuArch +
+                "' is not a CUDA architecture (sm_80, sm_90, ...)");
 
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();

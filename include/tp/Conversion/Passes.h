@@ -64,6 +64,41 @@ void buildLowerToCPUPipeline(OpPassManager &pm,
                              const LowerToCPUOptions &options);
 void buildLowerToCPUPipeline(OpPassManager &pm);
 
+struct LowerToCUDAOptions : public PassPipelineOptions<LowerToCUDAOptions> {
+  PassOptions::Option<std::string> chip{
+      *this, "chip",
+      llvm::cl::desc("The GPU architecture the kernels are compiled for"),
+      llvm::cl::init("sm_90")};
+  PassOptions::Option<std::string> features{
+      *this, "features",
+      llvm::cl::desc("PTX features (e.g. +ptx86); empty: NVVM's default for "
+                     "the chip"),
+      llvm::cl::init("")};
+  PassOptions::Option<unsigned> optLevel{
+      *this, "opt-level",
+      llvm::cl::desc("Optimisation level of the kernels (0-3)"),
+      llvm::cl::init(3)};
+  PassOptions::Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("What the GPU image holds: fatbin (cubin for the chip "
+                     "plus its PTX), bin (cubin only), isa (PTX only)"),
+      llvm::cl::init("fatbin")};
+  PassOptions::Option<std::string> toolkit{
+      *this, "cuda-toolkit",
+      llvm::cl::desc("The CUDA toolkit whose ptxas and fatbinary compile the "
+                     "kernels; empty: the one found at build time"),
+      llvm::cl::init("")};
+};
+
+/// --tp-lower-to-cuda: local (or unsharded global) form -> LLVM dialect for
+/// the CUDA runtime: the CPU lowering's front (manifest, fusion,
+/// bufferization, collectives and GEMMs as runtime calls), then every other
+/// linalg op a GPU kernel (mapping, outlining, NVVM, a fatbin embedded in
+/// the library), host code calling the runtime to allocate, upload constants
+/// and launch.
+void buildLowerToCUDAPipeline(OpPassManager &pm,
+                              const LowerToCUDAOptions &options);
+
 void registerTPConversionPipelines();
 
 } // namespace mlir::tp

@@ -32,7 +32,8 @@ def RecordManifestPass : Pass<"tp-record-manifest", "::mlir::ModuleOp"> {
 
     ```
     tprt-manifest 2
-    abi 1
+    abi 2
+    target cpu
     func "f" 1 1
     mesh "world" 1 "tp" 4
     arg 0 f32 2 16 512 s=/0|
@@ -42,7 +43,8 @@ def RecordManifestPass : Pass<"tp-record-manifest", "::mlir::ModuleOp"> {
 
     Names are quoted (`\"`, `\\` and `\xNN` escapes inside), so function,
     mesh and axis names may hold spaces; `abi` is the runtime ABI the code
-    was compiled against.
+    was compiled against, `target` the backend it runs on (`cpu`, or `cuda`
+    for `--tp-lower-to-cuda`).
 
     A sharding `s=D0/D1/...|P` lists, per dimension, the indices of the mesh
     axes that split it (comma-separated, major to minor), then the partial
@@ -56,6 +58,10 @@ def RecordManifestPass : Pass<"tp-record-manifest", "::mlir::ModuleOp"> {
     `personality`, ...) is an error: the LLVM lowering would take it as
     that attribute, whatever its value.
   }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"cpu\"",
+           "The backend the program is lowered for: cpu or cuda">
+  ];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
@@ -238,7 +244,10 @@ def LowerStridedCopiesPass
     function of MLIR's C runner utils. A program library must not depend on
     a symbol outside itself, so this pass turns the other copies into
     `linalg.copy`, which the loop lowering expands. Part of
-    `--tp-lower-to-cpu`, before the linalg-to-loops conversion.
+    `--tp-lower-to-cpu`, before the linalg-to-loops conversion. With
+    `every-copy` (as `--tp-lower-to-cuda` runs it) contiguous copies become
+    `linalg.copy` too: their buffers are in device memory, which a host
+    memcpy cannot reach, and the copy becomes a kernel.
 
     Example:
 
@@ -252,6 +261,10 @@ def LowerStridedCopiesPass
     linalg.copy ins(%sub : memref<4x8xf32, strided<[16, 1], offset: 8>>) outs(%dense : memref<4x8xf32>)
     ```
   }];
+  let options = [
+    Option<"everyCopy", "every-copy", "bool", /*default=*/"false",
+           "Contiguous copies become linalg.copy too (device buffers)">
+  ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
@@ -398,6 +411,83 @@ def EmitEntryPointsPass : Pass<"tp-emit-entry-points", "::mlir::ModuleOp"> {
     the array `%buffers` and calls `@f`. The manifest becomes the
     zero-terminated global `@tprt_manifest`, and the `tp.mesh` ops, which it
     describes, are erased.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
+def UploadConstantsPass : Pass<"tp-upload-constants", "::mlir::ModuleOp"> {
+  let summary = "Constant buffers become device buffers: a fill for a splat, an upload of the host constant otherwise";
+  let description = [{
+    Part of `--tp-lower-to-cuda`, after `tp-convert-collectives-to-runtime`
+    (whose rank context, the first function argument, it passes on) and
+    before `tp-map-linalg-to-gpu`. Every `memref.get_global` of a constant
+    in a function becomes a fresh buffer (freed before each return): a
+    splat constant is filled with `linalg.fill`, which becomes a kernel;
+    any other is copied from the host constant, which stays in the
+    program library, with `tprt_rt_upload`. Kernels then read device
+    memory only.
+
+    Example:
+
+    ```mlir
+    memref.global "private" constant @mask : memref<2x2xf32> = dense<[[0.0, 1.0], [1.0, 0.0]]>
+    %m = memref.get_global @mask : memref<2x2xf32>
+    ```
+
+    becomes
+
+    ```mlir
+    %m = memref.alloc() : memref<2x2xf32>
+    %host = memref.get_global @mask : memref<2x2xf32>
+    func.call @tprt_rt_upload(%ctx, %pm, %phost, %c16_i64) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> ()
+    ...
+    memref.dealloc %m : memref<2x2xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect", "::mlir::func::FuncDialect",
+                           "::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect"];
+}
+
+def ConvertLaunchesToRuntimePass
+    : Pass<"tp-convert-launches-to-runtime", "::mlir::ModuleOp"> {
+  let summary = "Host code of the CUDA lowering calls the runtime: GPU images become constants, kernel launches and buffer allocations runtime calls";
+  let description = [{
+    Runs on the LLVM dialect, after `gpu-module-to-binary` and `gpu-to-llvm`
+    and before `tp-call-runtime-through-table`. Debian's MLIR has no
+    `libmlir_cuda_runtime`, and a program library reaches the runtime
+    through its rank context only, so:
+
+    - each `gpu.binary` becomes an internal constant global holding its
+      image (a fatbin or cubin: the binary's single object);
+    - each `gpu.launch_func` becomes `tprt_rt_launch(ctx, image, size,
+      kernel name, grid, block, shared bytes, params, count)`, its operands
+      stored into stack slots whose addresses `params` lists (the
+      `kernelParams` of `cuLaunchKernel`), the slots made once in the
+      function's entry block;
+    - the buffer allocations of the memref lowering (run with generic
+      allocation functions: `_mlir_memref_to_llvm_alloc`,
+      `_mlir_memref_to_llvm_aligned_alloc`, `_mlir_memref_to_llvm_free`)
+      become `tprt_rt_alloc` and `tprt_rt_free`: device memory, ordered on
+      the rank's stream.
+
+    `ctx` is the first argument of the enclosing function. An asynchronous
+    launch, a launch in a function without a rank context, or a binary with
+    other than one object is an error naming it.
+
+    Example:
+
+    ```mlir
+    gpu.launch_func @main_kernel::@main_kernel blocks in (%c4, %c1, %c1)
+        threads in (%c256, %c1, %c1) : i64 args(%p : !llvm.ptr, %n : i64)
+    ```
+
+    becomes
+
+    ```mlir
+    llvm.call @tprt_rt_launch(%ctx, %image, %c5120_i64, %name, %c4, %c1, %c1,
+        %c256, %c1, %c1, %c0_i32, %params, %c2_i64) : (...) -> ()
+    ```
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }

@@ -47,6 +47,10 @@ int64_t slotOffset(StringRef name) {
       .Case("tprt_rt_axis_index", offsetof(tprt_rt_table, axis_index))
       .Case("tprt_rt_sgemm", offsetof(tprt_rt_table, sgemm))
       .Case("tprt_rt_gemm_narrow", offsetof(tprt_rt_table, gemm_narrow))
+      .Case("tprt_rt_alloc", offsetof(tprt_rt_table, alloc))
+      .Case("tprt_rt_free", offsetof(tprt_rt_table, free))
+      .Case("tprt_rt_upload", offsetof(tprt_rt_table, upload))
+      .Case("tprt_rt_launch", offsetof(tprt_rt_table, launch))
       .Default(kNoSlot);
 }
 

@@ -34,10 +34,12 @@ bool isContiguous(Type type) {
 
 struct LowerStridedCopiesPass
     : public tp::impl::LowerStridedCopiesPassBase<LowerStridedCopiesPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     SmallVector<memref::CopyOp> copies;
     getOperation()->walk([&](memref::CopyOp op) {
-      if (!isContiguous(op.getSource().getType()) ||
+      if (everyCopy || !isContiguous(op.getSource().getType()) ||
           !isContiguous(op.getTarget().getType()))
         copies.push_back(op);
     });

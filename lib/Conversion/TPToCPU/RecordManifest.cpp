@@ -151,10 +151,17 @@ LogicalResult checkFunctionAttrs(ModuleOp module) {
 
 struct RecordManifestPass
     : public tp::impl::RecordManifestPassBase<RecordManifestPass> {
+  using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    std::string text =
-        "tprt-manifest 2\nabi " + std::to_string(kRuntimeAbiVersion) + "\n";
+    if (target != "cpu" && target != "cuda") {
+      module.emitError() << "tp-record-manifest: target '" << target
+                         << "' is not one of cpu, cuda";
+      return signalPassFailure();
+    }
+    std::string text = "tprt-manifest 2\nabi " +
+                       std::to_string(kRuntimeAbiVersion) + "\ntarget " +
+                       target + "\n";
     llvm::raw_string_ostream os(text);
     SymbolTableCollection symbols;
     if (failed(checkFunctionAttrs(module)))

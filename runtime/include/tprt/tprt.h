@@ -396,6 +396,29 @@ tprt_rt_gemm_narrow(tprt_rank_context *ctx, int32_t dtype, int32_t trans_a,
                     int64_t stride_b1, int64_t stride_c0, int64_t stride_c1);
 /* This rank's position in its group over `axes`. */
 TPRT_API int64_t tprt_rt_axis_index(tprt_rank_context *ctx, int64_t axes);
+/* Memory for the program's own buffers, where the rank's backend keeps
+ * tensors: host memory on the CPU, device memory (stream-ordered) on CUDA.
+ * Aligned to 64 bytes at least; NULL after a failure, which the context
+ * keeps. `ptr` may be NULL. */
+TPRT_API void *tprt_rt_alloc(tprt_rank_context *ctx, int64_t bytes);
+TPRT_API void tprt_rt_free(tprt_rank_context *ctx, void *ptr);
+/* Copies `bytes` of host memory (a constant of the program) into a buffer
+ * of tprt_rt_alloc; asynchronous on CUDA (`host` must stay valid, as a
+ * program's constants do). */
+TPRT_API void tprt_rt_upload(tprt_rank_context *ctx, void *dst,
+                             const void *host, int64_t bytes);
+/* Launches kernel `name` of the program's GPU image `image` (a CUDA fatbin
+ * or cubin of `image_size` bytes, loaded once per device and kept) on the
+ * rank's stream, over grid x block threads with `shared_bytes` of dynamic
+ * shared memory; `params` holds a pointer to each of its `num_params`
+ * arguments (cuLaunchKernel's kernelParams). Programs of tp-compile
+ * --target cuda call it; a CPU backend fails it. */
+TPRT_API void tprt_rt_launch(tprt_rank_context *ctx, const void *image,
+                             int64_t image_size, const char *name,
+                             int64_t grid_x, int64_t grid_y, int64_t grid_z,
+                             int64_t block_x, int64_t block_y, int64_t block_z,
+                             int32_t shared_bytes, void **params,
+                             int64_t num_params);
 /* Packs an axis list the way the entry points above read it. */
 TPRT_API int64_t tprt_pack_axes(const tprt_axes *axes);
 
@@ -404,7 +427,7 @@ TPRT_API int64_t tprt_pack_axes(const tprt_axes *axes);
  * their offsets in this struct; a program records the ABI version it was
  * compiled for in its manifest and loads only into a runtime of that
  * version. New entry points are appended (and bump the version). */
-#define TPRT_RT_ABI_VERSION 1
+#define TPRT_RT_ABI_VERSION 2
 
 typedef struct tprt_rt_table {
   int64_t abi_version; /* TPRT_RT_ABI_VERSION */
@@ -428,6 +451,13 @@ typedef struct tprt_rt_table {
                       int64_t, int64_t, const void *, int64_t, const void *,
                       int64_t, void *, int64_t, int64_t, int64_t, int64_t,
                       int64_t, int64_t, int64_t, int64_t, int64_t);
+  /* Version 2. */
+  void *(*alloc)(tprt_rank_context *, int64_t);
+  void (*free)(tprt_rank_context *, void *);
+  void (*upload)(tprt_rank_context *, void *, const void *, int64_t);
+  void (*launch)(tprt_rank_context *, const void *, int64_t, const char *,
+                 int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int32_t,
+                 void **, int64_t);
 } tprt_rt_table;
 
 /* This runtime's table (the one its rank contexts point to). */
@@ -493,6 +523,9 @@ TPRT_API tprt_status tprt_program_load(const char *path,
 TPRT_API uint64_t tprt_program_checksum(const tprt_program *program);
 /* Accepts NULL. */
 TPRT_API void tprt_program_destroy(tprt_program *program);
+/* The backend the program was compiled for: "cpu" or "cuda" (tp-compile
+ * --target); a session runs only programs of its own target. */
+TPRT_API const char *tprt_program_target(const tprt_program *program);
 TPRT_API int32_t tprt_program_num_functions(const tprt_program *program);
 TPRT_API const char *tprt_program_function_name(const tprt_program *program,
                                                 int32_t function);

@@ -1,4 +1,10 @@
 // RUN: tp-opt %s --tp-lower-strided-copies | FileCheck %s
+// RUN: tp-opt %s --tp-lower-strided-copies=every-copy | FileCheck %s --check-prefix=EVERY
+
+// With every-copy (device buffers, --tp-lower-to-cuda) no memref.copy stays.
+// EVERY-NOT: memref.copy
+// EVERY-COUNT-4: linalg.copy
+// EVERY-NOT: memref.copy
 
 // A copy out of (or into) a strided view becomes linalg.copy (loops), not a
 // call to MLIR's memrefCopy; copies that memcpy can do stay.

@@ -1,8 +1,10 @@
-//===- Pipeline.cpp - --tp-lower-to-cpu -----------------------------------===//
+//===- Common.cpp - Pieces the lowering pipelines share -------------------===//
 //
 // Part of tp-mlir, under the Apache License v2.0 with LLVM Exceptions.
 //
 //===----------------------------------------------------------------------===//
+
+#include "Common.h"
 
 #include "tp/Conversion/Passes.h"
 
@@ -12,29 +14,25 @@
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
-#include "mlir/Dialect/MemRef/Transforms/Passes.h"
-#include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
 using namespace mlir::tp;
 
-void mlir::tp::buildLowerToCPUPipeline(OpPassManager &pm) {
-  buildLowerToCPUPipeline(pm, LowerToCPUOptions());
-}
-
-void mlir::tp::buildLowerToCPUPipeline(OpPassManager &pm,
-                                       const LowerToCPUOptions &options) {
-  pm.addPass(createRecordManifestPass());
+void mlir::tp::addBufferFrontPasses(OpPassManager &pm, StringRef target,
+                                    bool fuse, bool approximateMath) {
+  RecordManifestPassOptions manifest;
+  manifest.target = target.str();
+  pm.addPass(createRecordManifestPass(manifest));
   pm.addPass(createCopyRepeatedResultsPass());
   // Elementwise ops on tensors (math.tanh %t, arith.addf %a, %b) become
   // linalg.generic, which bufferizes.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addPass(createDecomposeAggregatesPass());
-  if (!options.reference) {
+  if (fuse)
     pm.addPass(createFuseElementwisePass());
+  if (approximateMath)
     pm.addPass(createApproximateMathPass());
-  }
   // Tensors -> buffers: identity layouts at function boundaries (the runtime
   // passes dense buffers), results as out-parameters, buffers freed.
   bufferization::OneShotBufferizePassOptions bufferize;
@@ -52,24 +50,9 @@ void mlir::tp::buildLowerToCPUPipeline(OpPassManager &pm,
   // After deallocation: the contiguous copies these passes make are freed
   // by them, which the ownership-based deallocation would refuse.
   pm.addPass(createConvertCollectivesToRuntimePass());
-  // The reference keeps f16/bf16 GEMMs as calls: their contract is f32
-  // accumulation, which loops on narrow memrefs would not honour.
-  ConvertGemmToBlasPassOptions gemm;
-  gemm.narrowOnly = options.reference;
-  pm.addPass(createConvertGemmToBlasPass(gemm));
-  // Loops, then LLVM.
-  pm.addPass(createLowerStridedCopiesPass());
-  if (options.emulateGpuMapping) {
-    // Test aid: the kernels the CUDA lowering maps, run as CPU loops.
-    pm.addNestedPass<func::FuncOp>(createMapLinalgToGPUPass());
-    pm.addNestedPass<func::FuncOp>(createEmulateGPULaunchesPass());
-  }
-  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
-  pm.addPass(createLowerAffinePass());
-  pm.addPass(createSCFToControlFlowPass());
-  // f16 and bf16 are storage types: scalar arithmetic and math on them runs
-  // in f32, and bf16 conversions become integer code (no compiler runtime
-  // support needed).
+}
+
+void mlir::tp::addNarrowFloatEmulationPasses(OpPassManager &pm) {
   arith::ArithEmulateUnsupportedFloatsOptions emulate;
   emulate.sourceTypeStrs = {"f16", "bf16"};
   emulate.targetTypeStr = "f32";
@@ -78,10 +61,9 @@ void mlir::tp::buildLowerToCPUPipeline(OpPassManager &pm,
   arith::ArithExpandOpsPassOptions expand;
   expand.includeBf16 = true;
   pm.addPass(arith::createArithExpandOpsPass(expand));
-  pm.addPass(memref::createExpandStridedMetadataPass());
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
-  pm.addPass(createConvertMathToLLVMPass());
-  pm.addPass(createConvertMathToLibmPass());
+}
+
+void mlir::tp::addHostToLLVMPasses(OpPassManager &pm) {
   pm.addPass(createArithToLLVMConversionPass());
   ConvertFuncToLLVMPassOptions func;
   func.useBarePtrCallConv = true;
@@ -89,17 +71,4 @@ void mlir::tp::buildLowerToCPUPipeline(OpPassManager &pm,
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
-  pm.addPass(createCallRuntimeThroughTablePass());
-  pm.addPass(createEmitEntryPointsPass());
-}
-
-void mlir::tp::registerTPConversionPipelines() {
-  PassPipelineRegistration<LowerToCPUOptions>(
-      "tp-lower-to-cpu",
-      "Local (or unsharded) form to LLVM dialect for the CPU runtime: "
-      "manifest, bufferization, collectives to runtime calls, loops, LLVM, "
-      "entry points",
-      [](OpPassManager &pm, const LowerToCPUOptions &options) {
-        buildLowerToCPUPipeline(pm, options);
-      });
 }

@@ -1,0 +1,79 @@
+//===- LowerToCUDA.cpp - --tp-lower-to-cuda -------------------------------===//
+//
+// Part of tp-mlir, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Common.h"
+
+#include "tp/Conversion/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+using namespace mlir::tp;
+
+#ifndef TP_DEFAULT_CUDA_TOOLKIT
+#define TP_DEFAULT_CUDA_TOOLKIT ""
+#endif
+
+void mlir::tp::buildLowerToCUDAPipeline(OpPassManager &pm,
+                                        const LowerToCUDAOptions &options) {
+  // The CPU lowering's front; math stays exact (libdevice in the kernels).
+  addBufferFrontPasses(pm, "cuda", /*fuse=*/true, /*approximateMath=*/false);
+  // GEMMs: the shared recogniser, the same entry points; the CUDA runtime
+  // runs them with cuBLAS on the rank's stream.
+  pm.addPass(createConvertGemmToBlasPass());
+  // Device buffers: every copy a kernel, constants uploaded, then every
+  // other linalg op a kernel.
+  LowerStridedCopiesPassOptions copies;
+  copies.everyCopy = true;
+  pm.addPass(createLowerStridedCopiesPass(copies));
+  pm.addPass(createUploadConstantsPass());
+  pm.addNestedPass<func::FuncOp>(createMapLinalgToGPUPass());
+  pm.addPass(createGpuKernelOutliningPass());
+
+  // Kernels: NVVM, then one image for the chip (cubin and PTX in a fatbin).
+  OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  kernels.addPass(createLowerAffinePass());
+  kernels.addPass(createSCFToControlFlowPass());
+  addNarrowFloatEmulationPasses(kernels);
+  kernels.addPass(memref::createExpandStridedMetadataPass());
+  ConvertGpuOpsToNVVMOpsOptions nvvm;
+  nvvm.indexBitwidth = 64;
+  kernels.addPass(createConvertGpuOpsToNVVMOps(nvvm));
+  kernels.addPass(createCanonicalizerPass());
+  kernels.addPass(createCSEPass());
+  kernels.addPass(createReconcileUnrealizedCastsPass());
+  GpuNVVMAttachTargetOptions target;
+  target.chip = options.chip;
+  target.features = options.features;
+  target.optLevel = options.optLevel;
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  GpuModuleToBinaryPassOptions binary;
+  binary.toolkitPath = options.toolkit.empty()
+                           ? std::string(TP_DEFAULT_CUDA_TOOLKIT)
+                           : options.toolkit.getValue();
+  binary.compilationTarget = options.format;
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+
+  // Host code: LLVM, allocations and launches through the runtime.
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  addNarrowFloatEmulationPasses(pm);
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  FinalizeMemRefToLLVMConversionPassOptions memref;
+  memref.useGenericFunctions = true;
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memref));
+  addHostToLLVMPasses(pm);
+  // Kernel operands as whole memref descriptors, as convert-gpu-to-nvvm
+  // made the kernels take them (strided views included).
+  pm.addPass(createGpuToLLVMConversionPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createConvertLaunchesToRuntimePass());
+  pm.addPass(createCallRuntimeThroughTablePass());
+  pm.addPass(createEmitEntryPointsPass());
+}
