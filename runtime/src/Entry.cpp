@@ -10,7 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Internal.h"
+#include "RankContext.h"
 
 #include <algorithm>
 #include <cblas.h>
@@ -19,15 +19,6 @@
 #include <new>
 
 using namespace tprt;
-
-/// Compiled code reads `rt` at offset 0 (tprt.h); it must stay first.
-struct tprt_rank_context_s {
-  const tprt_rt_table *rt;
-  tprt_communicator *comm;
-  tprt_status error = nullptr;
-  int64_t gemmCalls = 0;
-  double gemmFlops = 0, gemmSeconds = 0;
-};
 
 namespace {
 
@@ -38,47 +29,24 @@ tprt_axes unpackAxes(int64_t packed) {
   return axes;
 }
 
-/// Counts a GEMM of `macs` multiply-adds started at `start`.
-void recordGemm(tprt_rank_context *ctx, Clock::time_point start, int64_t macs) {
-  if (!ctx)
-    return;
-  ctx->gemmCalls += 1;
-  ctx->gemmFlops += 2.0 * static_cast<double>(macs);
-  ctx->gemmSeconds +=
-      std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-/// Keeps the rank's first failure and aborts the other ranks; a later one
-/// is dropped.
-void fail(tprt_rank_context *ctx, tprt_status status) {
-  if (ctx->error) {
-    tprt_status_free(status);
-    return;
-  }
-  ctx->error = status;
-  ctx->comm->abort(status);
-}
-
-/// Runs `call` unless the rank already failed; keeps its failure.
-template <typename Call> void guarded(tprt_rank_context *ctx, Call call) {
-  if (ctx->error)
-    return;
-  if (tprt_status status = call())
-    fail(ctx, status);
-}
-
 } // namespace
+
+tprt_status tprt::createRankContext(tprt_communicator *comm,
+                                    const tprt_rt_table *table, void *device,
+                                    tprt_rank_context **ctx) {
+  if (!comm)
+    return error(TPRT_INVALID_ARGUMENT, "rank context: communicator is null");
+  *ctx = new (std::nothrow) tprt_rank_context_s{table, comm, device};
+  if (!*ctx)
+    return error(TPRT_INTERNAL, "rank context: out of memory");
+  return nullptr;
+}
 
 extern "C" {
 
 tprt_status tprt_rank_context_create(tprt_communicator *comm,
                                      tprt_rank_context **ctx) {
-  if (!comm)
-    return error(TPRT_INVALID_ARGUMENT, "rank context: communicator is null");
-  *ctx = new (std::nothrow) tprt_rank_context_s{tprt_rt_functions(), comm};
-  if (!*ctx)
-    return error(TPRT_INTERNAL, "rank context: out of memory");
-  return nullptr;
+  return createRankContext(comm, tprt_rt_functions(), nullptr, ctx);
 }
 
 tprt_status tprt_rank_context_take_status(tprt_rank_context *ctx) {

@@ -149,6 +149,33 @@ struct tprt_communicator_s {
   tprt_comm_stats stats = {};
 };
 
+namespace tprt {
+
+/// What a world whose ranks keep their tensors in device memory (CUDA)
+/// offers the session: the rank's device made current on its thread, its
+/// buffers, copies ordered on its stream, the call table of its target and
+/// the per-rank state that table's entry points read (the rank context's
+/// `device`). CPU worlds have none.
+struct DeviceRanks {
+  virtual ~DeviceRanks() = default;
+  /// The target its programs are compiled for ("cuda").
+  virtual const char *target() const = 0;
+  /// Makes the rank's device current on the calling thread.
+  virtual tprt_status enter(int64_t rank) = 0;
+  virtual tprt_status alloc(int64_t rank, size_t bytes, void **ptr) = 0;
+  virtual void release(int64_t rank, void *ptr) = 0;
+  virtual tprt_status copyToDevice(int64_t rank, void *dst, const void *src,
+                                   size_t bytes) = 0;
+  virtual tprt_status copyToHost(int64_t rank, void *dst, const void *src,
+                                 size_t bytes) = 0;
+  /// Waits until everything the rank enqueued has run.
+  virtual tprt_status synchronize(int64_t rank) = 0;
+  virtual const tprt_rt_table *table() const = 0;
+  virtual void *rankState(int64_t rank) = 0;
+};
+
+} // namespace tprt
+
 /// The ranks of one mesh that live in this process, connected by one
 /// communicator backend; backends derive from it.
 struct tprt_world_s {
@@ -159,6 +186,8 @@ struct tprt_world_s {
   virtual const std::vector<int64_t> &localRanks() const = 0;
   /// The communicator of `rank`, one of localRanks().
   virtual tprt_communicator *communicator(int64_t rank) = 0;
+  /// Device memory and streams, for a world of GPU ranks; null on the CPU.
+  virtual tprt::DeviceRanks *device() { return nullptr; }
 };
 
 namespace tprt {

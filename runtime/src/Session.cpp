@@ -21,6 +21,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Program.h"
+#include "RankContext.h"
 
 #include <algorithm>
 #include <cblas.h>
@@ -165,12 +166,84 @@ struct RunState {
   std::vector<double> seconds;
   std::vector<tprt_rank_profile> profiles;
   tprt_world *world = nullptr;
+  /// The buffers before this index are inputs (not copied back).
+  size_t numInputs = 0;
 
   std::mutex mutex;
   std::condition_variable cv;
   std::vector<bool> done;
   int64_t finished = 0;
 };
+
+/// One rank's run on its thread: its context, its buffers (on a GPU world
+/// copied to the device first and back after, on the rank's stream), the
+/// program's entry, its statistics. Returns the rank's first error.
+tprt_status runRank(RunState &s, EntryFn entry, int64_t rank) {
+  tprt_communicator *comm = nullptr;
+  if (tprt_status status = tprt_world_communicator(s.world, rank, &comm))
+    return status;
+  DeviceRanks *device = s.world->device();
+  tprt_rank_context *ctx = nullptr;
+  std::vector<void *> pointers = s.pointers[rank];
+  auto releaseAll = [&] {
+    if (device)
+      for (void *ptr : pointers)
+        if (ptr)
+          device->release(rank, ptr);
+  };
+  if (device) {
+    if (tprt_status status = device->enter(rank))
+      return status;
+    // Every buffer, results included (zeros), goes to the device.
+    for (size_t i = 0; i < pointers.size(); ++i) {
+      size_t bytes = s.buffers[rank][i].size();
+      void *ptr = nullptr;
+      tprt_status status = device->alloc(rank, bytes, &ptr);
+      if (!status)
+        status =
+            device->copyToDevice(rank, ptr, s.buffers[rank][i].data(), bytes);
+      pointers[i] = ptr;
+      if (status) {
+        for (size_t j = i + 1; j < pointers.size(); ++j)
+          pointers[j] = nullptr;
+        releaseAll();
+        return status;
+      }
+    }
+  }
+  tprt_status status = device ? createRankContext(comm, device->table(),
+                                                  device->rankState(rank), &ctx)
+                              : tprt_rank_context_create(comm, &ctx);
+  if (status) {
+    releaseAll();
+    return status;
+  }
+  Clock::time_point start = Clock::now();
+  entry(ctx, pointers.data());
+  status = tprt_rank_context_take_status(ctx);
+  if (device) {
+    // The results back to the host: the run ends when they are there.
+    for (size_t i = s.numInputs; i < pointers.size() && !status; ++i)
+      status = device->copyToHost(rank, s.buffers[rank][i].data(), pointers[i],
+                                  s.buffers[rank][i].size());
+    if (tprt_status synced = device->synchronize(rank)) {
+      if (status)
+        tprt_status_free(synced);
+      else
+        status = synced;
+    }
+    releaseAll();
+  }
+  s.seconds[rank] = std::chrono::duration<double>(Clock::now() - start).count();
+  tprt_communicator_stats(comm, &s.stats[rank]);
+  tprt_rank_profile &profile = s.profiles[rank];
+  profile.total_seconds = s.seconds[rank];
+  profile.comm = s.stats[rank];
+  tprt_rank_context_gemm_stats(ctx, &profile.gemm_calls, &profile.gemm_flops,
+                               &profile.gemm_seconds);
+  tprt_rank_context_destroy(ctx);
+  return status;
+}
 
 } // namespace
 
@@ -226,12 +299,6 @@ tprt_status runSession(tprt_session *session, const tprt_program *program,
     return error(TPRT_INVALID_ARGUMENT, "no function #", function);
   const Function &f = program->functions[function];
   // 1. Target, inputs, outputs, mesh.
-  if (program->target != Target::Cpu)
-    return error(TPRT_INVALID_ARGUMENT, "function '", f.name,
-                 "' was compiled for ", targetName(program->target),
-                 " (tp-compile --target ", targetName(program->target),
-                 "); the session's '", session->backend,
-                 "' backend runs programs compiled for cpu");
   if (!sameMesh(f.mesh, session->mesh))
     return error(TPRT_INVALID_ARGUMENT, "function '", f.name,
                  "' runs on a mesh of shape ",
@@ -254,6 +321,7 @@ tprt_status runSession(tprt_session *session, const tprt_program *program,
   // 2. Each rank's buffers.
   int64_t numRanks = tprt_mesh_num_devices(&f.mesh);
   auto state = std::make_shared<RunState>(numRanks);
+  state->numInputs = static_cast<size_t>(num_inputs);
   auto &buffers = state->buffers;
   for (int64_t rank = 0; rank < numRanks; ++rank) {
     for (int32_t i = 0; i < num_inputs; ++i) {
@@ -317,6 +385,14 @@ tprt_status runSession(tprt_session *session, const tprt_program *program,
     return error(TPRT_INVALID_ARGUMENT, "backend '", session->backend,
                  "' drives ", tprt_world_num_local_ranks(state->world), " of ",
                  numRanks, " ranks in this process; sessions run every rank");
+  DeviceRanks *device = state->world->device();
+  const char *worldTarget = device ? device->target() : "cpu";
+  if (std::strcmp(worldTarget, targetName(program->target)) != 0)
+    return error(TPRT_INVALID_ARGUMENT, "function '", f.name,
+                 "' was compiled for ", targetName(program->target),
+                 " (tp-compile --target ", targetName(program->target),
+                 "); the session's '", session->backend,
+                 "' backend runs programs compiled for ", worldTarget);
   // Everything a rank needs is allocated here: nothing in a rank's thread
   // can throw.
   for (int64_t rank = 0; rank < numRanks; ++rank)
@@ -328,24 +404,7 @@ tprt_status runSession(tprt_session *session, const tprt_program *program,
   for (int64_t rank = 0; rank < numRanks; ++rank) {
     threads.emplace_back([state, entry, rank] {
       RunState &s = *state;
-      tprt_communicator *comm = nullptr;
-      tprt_rank_context *ctx = nullptr;
-      if (!(s.statuses[rank] = tprt_world_communicator(s.world, rank, &comm)) &&
-          !(s.statuses[rank] = tprt_rank_context_create(comm, &ctx))) {
-        Clock::time_point start = Clock::now();
-        entry(ctx, s.pointers[rank].data());
-        s.seconds[rank] =
-            std::chrono::duration<double>(Clock::now() - start).count();
-        s.statuses[rank] = tprt_rank_context_take_status(ctx);
-        tprt_communicator_stats(comm, &s.stats[rank]);
-        tprt_rank_profile &profile = s.profiles[rank];
-        profile.total_seconds = s.seconds[rank];
-        profile.comm = s.stats[rank];
-        tprt_rank_context_gemm_stats(ctx, &profile.gemm_calls,
-                                     &profile.gemm_flops,
-                                     &profile.gemm_seconds);
-        tprt_rank_context_destroy(ctx);
-      }
+      s.statuses[rank] = runRank(s, entry, rank);
       std::lock_guard<std::mutex> lock(s.mutex);
       s.done[rank] = true;
       ++s.finished;
