@@ -36,6 +36,14 @@ if config.tp_has_cuda:
     config.available_features.add("cuda")
     # The toolkit (ptxas, libdevice) for gpu-module-to-binary.
     config.substitutions.append(("%cuda_root", config.tp_cuda_root))
+    # A machine with the NVIDIA driver (and so, usually, a GPU): the tests that
+    # run CUDA programs; the others check the clean refusal without one.
+    try:
+        import ctypes
+        ctypes.CDLL("libcuda.so.1")
+        config.available_features.add("cuda-device")
+    except OSError:
+        pass
 
 # %sanitizer_preload: where this build is sanitized (scripts/sanitize.sh), a process
 # that is not (python, the embedding example) loads the sanitized libtprt only with

@@ -213,6 +213,12 @@ tprt_status createLocalWorld(const tprt_mesh &mesh,
                              std::chrono::milliseconds timeout,
                              tprt_world **world);
 
+/// The `device` backend: every rank a thread of this process on one GPU
+/// (cuda/DeviceWorld.cpp); TPRT_UNAVAILABLE without a CUDA driver.
+tprt_status createDeviceWorld(const tprt_mesh &mesh,
+                              std::chrono::milliseconds timeout,
+                              tprt_world **world);
+
 } // namespace tprt
 
 #endif // TPRT_SRC_INTERNAL_H

@@ -24,6 +24,10 @@ const std::vector<Backend> &tprt::backends() {
   static const std::vector<Backend> registry = {
       {"local", "every rank a thread of this process, shared memory",
        createLocalWorld},
+      {"device",
+       "every rank a thread of this process on one GPU (CUDA programs; "
+       "collectives staged through host memory)",
+       createDeviceWorld},
   };
   return registry;
 }

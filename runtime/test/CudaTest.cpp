@@ -84,3 +84,38 @@ TEST(CudaTest, QueryFillsOnlyWhatTheCallersStructHolds) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(CudaTest, DeviceWorldNeedsTheDriver) {
+  // The `device` backend is in every build's registry; without the driver
+  // (or without CUDA in the build) making its world is TPRT_UNAVAILABLE with
+  // the reason, never a crash.
+  tprt_mesh mesh{1, {2}};
+  tprt_world_options options = TPRT_WORLD_OPTIONS_INIT;
+  options.backend = "device";
+  tprt_world *world = nullptr;
+  tprt_status status = tprt_world_create(&mesh, &options, &world);
+#ifdef TPRT_TEST_HAS_CUDA_HEADERS
+  if (canOpen("libcuda.so.1")) {
+    // A machine with a driver: the world is made when it has a GPU.
+    if (!status) {
+      EXPECT_STREQ(tprt_world_backend(world), "device");
+      tprt_world_destroy(world);
+    }
+    tprt_status_free(status);
+    GTEST_SKIP() << "a CUDA driver is present";
+  }
+  const char *expected = "no CUDA driver found";
+#else
+  const char *expected = "built without the CUDA headers";
+#endif
+  ASSERT_EQ(tprt_status_code(status), TPRT_UNAVAILABLE);
+  EXPECT_NE(std::string(tprt_status_message(status)).find(expected),
+            std::string::npos)
+      << tprt_status_message(status);
+  EXPECT_EQ(world, nullptr);
+  tprt_status_free(status);
+}
+
+} // namespace

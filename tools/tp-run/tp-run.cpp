@@ -6,7 +6,7 @@
 //
 // tp-run {model.mlir | model.so} [--entry NAME]
 //        [--inputs a.npy,b.npy | --random-inputs [--seed N]]
-//        [--output-dir DIR] [--verify] [--backend cpu] [--profile]
+//        [--output-dir DIR] [--verify] [--backend cpu|cuda] [--profile]
 //        [--timeout-ms N]
 //
 // 1. A .mlir model is compiled with tp-compile (next to this tool) first.
@@ -78,6 +78,8 @@ struct Options {
   bool profile = false;
   int64_t timeoutMs = 0;
   std::string comm = "local";
+  bool commGiven = false;
+  bool cuda = false; // --backend cuda
   int repeat = 1;
   bool allEntries = false;
   std::string tpCompile;
@@ -108,7 +110,10 @@ const char *kHelp =
     "  --reference MODEL.mlir       what --verify compares with (default: the\n"
     "                               model itself); lets a .so or a local-form\n"
     "                               model be verified\n"
-    "  --backend cpu                where the program runs\n"
+    "  --backend cpu|cuda           where the program runs: CPU threads, or\n"
+    "                               GPU ranks (communicator 'device': every\n"
+    "                               rank on one GPU); a .mlir model is then\n"
+    "                               compiled with --target cuda\n"
     "  --comm NAME                  the communicator backend (default local)\n"
     "  --timeout-ms N               how long a rank waits for its group\n"
     "                               (default 60000 or TPRT_TIMEOUT_MS)\n"
@@ -193,11 +198,12 @@ Options parse(int argc, char **argv) {
       o.profile = true;
     } else if (a == "--backend") {
       std::string backend = value(i, a);
-      if (backend != "cpu")
-        fail("unknown backend '" + backend +
-             "'; this build runs on 'cpu' (CUDA is not built in)");
+      if (backend != "cpu" && backend != "cuda")
+        fail("unknown backend '" + backend + "'; expected cpu or cuda");
+      o.cuda = backend == "cuda";
     } else if (a == "--comm") {
       o.comm = value(i, a);
+      o.commGiven = true;
       bool known = false;
       for (int32_t b = 0; b < tprt_num_backends(); ++b)
         known |= o.comm == tprt_backend_name(b);
@@ -237,6 +243,26 @@ Options parse(int argc, char **argv) {
   if (o.allEntries && (!o.randomInputs || !o.entry.empty()))
     fail("--all-entries runs every function with --random-inputs (and no "
          "--entry)");
+  if (o.cuda) {
+    // The GPU first: without a driver this is the whole story.
+    tprt_cuda_info info = TPRT_CUDA_INFO_INIT;
+    if (tprt_status s = tprt_cuda_query(&info)) {
+      std::string message = tprt_status_message(s);
+      tprt_status_free(s);
+      fail("--backend cuda: " + message);
+    }
+    if (!o.commGiven)
+      o.comm = "device";
+    else if (o.comm == "local")
+      fail("--backend cuda runs on a GPU communicator (device); 'local' "
+           "runs CPU programs");
+    const char *gpu = std::getenv("TPRT_CUDA_DEVICE");
+    std::fprintf(stderr,
+                 "tp-run: every rank on GPU %s (%d found; driver %d, cuBLAS "
+                 "%d), communicator '%s'\n",
+                 gpu ? gpu : "0", info.device_count, info.driver_version,
+                 info.cublas_version, o.comm.c_str());
+  }
   return o;
 }
 
@@ -267,6 +293,10 @@ void compile(const Options &o, const std::string &model,
     args.push_back("--reference");
   } else {
     args.insert(args.end(), o.spmdOptions.begin(), o.spmdOptions.end());
+    if (o.cuda) {
+      args.push_back("--target");
+      args.push_back("cuda");
+    }
   }
   std::vector<char *> argv;
   for (std::string &a : args)
@@ -465,7 +495,8 @@ struct RunResult {
 
 /// Runs `function`; `partialSeed` (0: none) splits pending-sum inputs into
 /// random terms (tprt_session_options).
-RunResult run(const Options &o, const tprt_program *program, int32_t function,
+RunResult run(const Options &o, const std::string &comm,
+              const tprt_program *program, int32_t function,
               std::vector<Array> &inputs, uint64_t partialSeed = 0) {
   RunResult r;
   for (int32_t i = 0; i < tprt_program_num_results(program, function); ++i) {
@@ -481,7 +512,7 @@ RunResult run(const Options &o, const tprt_program *program, int32_t function,
   r.numRanks = tprt_mesh_num_devices(mesh);
   tprt_session_options options = TPRT_SESSION_OPTIONS_INIT;
   options.timeout_ms = o.timeoutMs;
-  options.backend = o.comm.c_str();
+  options.backend = comm.c_str();
   options.partial_seed = partialSeed;
   if (tprt_status s = tprt_session_create(mesh, &options, &r.session))
     failStatus("cannot create a session", s);
@@ -548,7 +579,7 @@ int runOne(const Options &o, tprt_program *program, int32_t function,
     auto start = std::chrono::steady_clock::now();
     // Under --verify pending sums come as random terms (never 0: that
     // means "value on the first member").
-    result = run(o, program, function, inputs,
+    result = run(o, o.comm, program, function, inputs,
                  o.verify ? (o.seed * 0x9e3779b97f4a7c15ull) | 1 : 0);
     double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
@@ -636,7 +667,8 @@ int runOne(const Options &o, tprt_program *program, int32_t function,
     if (tprt_status s =
             tprt_program_find_function(ref, name.c_str(), &refFunction))
       failStatus("the unsharded reference", s);
-    RunResult expected = run(o, ref, refFunction, inputs);
+    // The reference is a CPU program, whatever the run's backend.
+    RunResult expected = run(o, "local", ref, refFunction, inputs);
     const tprt_mesh *mesh = tprt_program_mesh(program, function);
     for (size_t i = 0; i < result.outputs.size(); ++i) {
       const Array &got = result.outputs[i], &want = expected.outputs[i];

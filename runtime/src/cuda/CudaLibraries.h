@@ -1,5 +1,4 @@
-//===- CudaLibraries.h - The CUDA driver, cuBLAS and NCCL, opened late -*- C++
-//-*-===//
+//===- CudaLibraries.h - CUDA libraries, opened late -----------*- C++ -*-===//
 //
 // Part of tp-mlir, under the Apache License v2.0 with LLVM Exceptions.
 //
@@ -62,6 +61,9 @@ struct Driver {
   X(cuEventDestroy)                                                            \
   X(cuMemAlloc)                                                                \
   X(cuMemFree)                                                                 \
+  X(cuMemAllocAsync)                                                           \
+  X(cuMemFreeAsync)                                                            \
+  X(cuMemcpy2DAsync)                                                           \
   X(cuMemcpyHtoDAsync)                                                         \
   X(cuMemcpyDtoHAsync)                                                         \
   X(cuMemcpyDtoDAsync)                                                         \

@@ -1,0 +1,318 @@
+//===- CudaRank.cpp - What CUDA programs call -----------------------------===//
+//
+// Part of tp-mlir, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// The entry points of tp-compile --target cuda programs (tprt_rt_table, ABI
+// version 2) for a rank of a GPU world: buffers from the stream-ordered
+// allocator, constants uploaded, kernels of the program's image launched,
+// GEMMs by cuBLAS, every one on the rank's stream. As on the CPU, a failing
+// call keeps its status in the rank context and later calls return at once.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaRank.h"
+
+#include "../RankContext.h"
+
+#include <algorithm>
+#include <climits>
+
+#ifdef TPRT_HAS_CUDA_HEADERS
+
+using namespace tprt;
+using namespace tprt::cuda;
+
+tprt_status CudaRank::check(CUresult result, const char *call) const {
+  if (result == CUDA_SUCCESS)
+    return nullptr;
+  tprt_status status = cu->error(result, call);
+  tprt_status named = error(tprt_status_code(status), "rank ", rank, " (GPU ",
+                            ordinal, "): ", tprt_status_message(status));
+  tprt_status_free(status);
+  return named;
+}
+
+tprt_status CudaRank::check(cublasStatus_t result, const char *call) const {
+  if (result == CUBLAS_STATUS_SUCCESS)
+    return nullptr;
+  tprt_status status = blas->error(result, call);
+  tprt_status named = error(tprt_status_code(status), "rank ", rank, " (GPU ",
+                            ordinal, "): ", tprt_status_message(status));
+  tprt_status_free(status);
+  return named;
+}
+
+tprt_status tprt::cuda::createRank(const Driver *cu, const Cublas *blas,
+                                   int64_t rank, int ordinal, CudaRank &out) {
+  out.cu = cu;
+  out.blas = blas;
+  out.rank = rank;
+  out.ordinal = ordinal;
+  if (tprt_status s =
+          out.check(cu->cuDeviceGet(&out.device, ordinal), "cuDeviceGet"))
+    return s;
+  if (tprt_status s =
+          out.check(cu->cuDevicePrimaryCtxRetain(&out.context, out.device),
+                    "cuDevicePrimaryCtxRetain"))
+    return s;
+  if (tprt_status s =
+          out.check(cu->cuCtxSetCurrent(out.context), "cuCtxSetCurrent"))
+    return s;
+  if (tprt_status s =
+          out.check(cu->cuStreamCreate(&out.stream, CU_STREAM_NON_BLOCKING),
+                    "cuStreamCreate"))
+    return s;
+  if (tprt_status s =
+          out.check(blas->cublasCreate(&out.handle), "cublasCreate"))
+    return s;
+  return out.check(blas->cublasSetStream(out.handle, out.stream),
+                   "cublasSetStream");
+}
+
+void tprt::cuda::destroyRank(CudaRank &rank) {
+  if (!rank.context)
+    return;
+  rank.cu->cuCtxSetCurrent(rank.context);
+  if (rank.stream)
+    rank.cu->cuStreamSynchronize(rank.stream);
+  if (rank.handle)
+    rank.blas->cublasDestroy(rank.handle);
+  for (auto &[image, module] : rank.modules)
+    rank.cu->cuModuleUnload(module);
+  if (rank.stream)
+    rank.cu->cuStreamDestroy(rank.stream);
+  rank.cu->cuDevicePrimaryCtxRelease(rank.device);
+  rank = CudaRank();
+}
+
+namespace {
+
+CudaRank &rankOf(tprt_rank_context *ctx) {
+  return *static_cast<CudaRank *>(ctx->device);
+}
+
+CUdeviceptr devicePointer(const void *ptr) {
+  return reinterpret_cast<CUdeviceptr>(ptr);
+}
+
+void *cudaAlloc(tprt_rank_context *ctx, int64_t bytes) {
+  if (ctx->error)
+    return nullptr;
+  CudaRank &r = rankOf(ctx);
+  if (bytes < 0) {
+    fail(ctx, error(TPRT_INVALID_ARGUMENT, "rank ", r.rank,
+                    ": tprt_rt_alloc of ", bytes, " bytes"));
+    return nullptr;
+  }
+  CUdeviceptr ptr = 0;
+  if (tprt_status s = r.check(
+          r.cu->cuMemAllocAsync(
+              &ptr, static_cast<size_t>(std::max<int64_t>(bytes, 1)), r.stream),
+          "cuMemAllocAsync")) {
+    fail(ctx, s);
+    return nullptr;
+  }
+  return reinterpret_cast<void *>(ptr);
+}
+
+void cudaFree(tprt_rank_context *ctx, void *ptr) {
+  if (!ptr)
+    return;
+  // Freed even after a failure: the buffers of a failed run are released.
+  CudaRank &r = rankOf(ctx);
+  CUresult result = r.cu->cuMemFreeAsync(devicePointer(ptr), r.stream);
+  if (result != CUDA_SUCCESS && !ctx->error)
+    fail(ctx, r.check(result, "cuMemFreeAsync"));
+}
+
+void cudaUpload(tprt_rank_context *ctx, void *dst, const void *host,
+                int64_t bytes) {
+  guarded(ctx, [&]() -> tprt_status {
+    if (bytes <= 0)
+      return nullptr;
+    CudaRank &r = rankOf(ctx);
+    return r.check(r.cu->cuMemcpyHtoDAsync(devicePointer(dst), host,
+                                           static_cast<size_t>(bytes),
+                                           r.stream),
+                   "cuMemcpyHtoDAsync");
+  });
+}
+
+void cudaLaunch(tprt_rank_context *ctx, const void *image, int64_t imageSize,
+                const char *name, int64_t gridX, int64_t gridY, int64_t gridZ,
+                int64_t blockX, int64_t blockY, int64_t blockZ,
+                int32_t sharedBytes, void **params, int64_t numParams) {
+  guarded(ctx, [&]() -> tprt_status {
+    CudaRank &r = rankOf(ctx);
+    const int64_t dims[] = {gridX, gridY, gridZ, blockX, blockY, blockZ};
+    for (int64_t d : dims)
+      if (d < 1 || d > UINT_MAX)
+        return error(TPRT_INVALID_ARGUMENT, "rank ", r.rank, ": kernel '", name,
+                     "' launched with a grid or block size of ", d);
+    if (!image || imageSize <= 0 || sharedBytes < 0 || numParams < 0)
+      return error(TPRT_INVALID_ARGUMENT, "rank ", r.rank, ": kernel '", name,
+                   "' launched with no image or bad parameters");
+    auto loaded = r.modules.find(image);
+    if (loaded == r.modules.end()) {
+      CUmodule module = nullptr;
+      // An image for another architecture fails here, naming the call and
+      // CUDA_ERROR_NO_BINARY_FOR_GPU.
+      if (tprt_status s = r.check(r.cu->cuModuleLoadData(&module, image),
+                                  "cuModuleLoadData"))
+        return s;
+      loaded = r.modules.emplace(image, module).first;
+    }
+    auto key = std::make_pair(loaded->second, std::string(name));
+    auto function = r.functions.find(key);
+    if (function == r.functions.end()) {
+      CUfunction f = nullptr;
+      if (tprt_status s =
+              r.check(r.cu->cuModuleGetFunction(&f, loaded->second, name),
+                      "cuModuleGetFunction"))
+        return s;
+      function = r.functions.emplace(key, f).first;
+    }
+    return r.check(
+        r.cu->cuLaunchKernel(
+            function->second, static_cast<unsigned>(gridX),
+            static_cast<unsigned>(gridY), static_cast<unsigned>(gridZ),
+            static_cast<unsigned>(blockX), static_cast<unsigned>(blockY),
+            static_cast<unsigned>(blockZ), static_cast<unsigned>(sharedBytes),
+            r.stream, params, nullptr),
+        "cuLaunchKernel");
+  });
+}
+
+/// C += op(A) op(B) on row-major matrices of `type`, accumulated in f32:
+/// cuBLAS is column-major, so it computes C^T = op(B)^T op(A)^T, which reads
+/// the same memory. batch1 entries at once (strided), batch0 in a loop.
+tprt_status gemm(CudaRank &r, cudaDataType type, size_t elemSize,
+                 int32_t transA, int32_t transB, int64_t m, int64_t n,
+                 int64_t k, const void *a, int64_t lda, const void *b,
+                 int64_t ldb, void *c, int64_t ldc, int64_t batch0,
+                 int64_t batch1, int64_t strideA0, int64_t strideA1,
+                 int64_t strideB0, int64_t strideB1, int64_t strideC0,
+                 int64_t strideC1) {
+  for (int64_t v : {m, n, k, lda, ldb, ldc, batch1})
+    if (v < 0 || v > INT_MAX)
+      return error(TPRT_INVALID_ARGUMENT, "rank ", r.rank,
+                   ": GEMM size or leading dimension ", v,
+                   " does not fit cuBLAS's int");
+  const float one = 1.0f;
+  cublasOperation_t opA = transA ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasOperation_t opB = transB ? CUBLAS_OP_T : CUBLAS_OP_N;
+  for (int64_t i = 0; i < batch0; ++i) {
+    const char *pa = static_cast<const char *>(a) + i * strideA0 * elemSize;
+    const char *pb = static_cast<const char *>(b) + i * strideB0 * elemSize;
+    char *pc = static_cast<char *>(c) + i * strideC0 * elemSize;
+    if (tprt_status s = r.check(
+            r.blas->cublasGemmStridedBatchedEx(
+                r.handle, opB, opA, static_cast<int>(n), static_cast<int>(m),
+                static_cast<int>(k), &one, pb, type, static_cast<int>(ldb),
+                strideB1, pa, type, static_cast<int>(lda), strideA1, &one, pc,
+                type, static_cast<int>(ldc), strideC1, static_cast<int>(batch1),
+                CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+            "cublasGemmStridedBatchedEx"))
+      return s;
+  }
+  return nullptr;
+}
+
+void cudaSgemm(tprt_rank_context *ctx, int32_t transA, int32_t transB,
+               int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
+               const float *b, int64_t ldb, float *c, int64_t ldc,
+               int64_t batch0, int64_t batch1, int64_t strideA0,
+               int64_t strideA1, int64_t strideB0, int64_t strideB1,
+               int64_t strideC0, int64_t strideC1) {
+  Clock::time_point start = Clock::now();
+  guarded(ctx, [&] {
+    return gemm(rankOf(ctx), CUDA_R_32F, sizeof(float), transA, transB, m, n, k,
+                a, lda, b, ldb, c, ldc, batch0, batch1, strideA0, strideA1,
+                strideB0, strideB1, strideC0, strideC1);
+  });
+  // Enqueue time: the GEMM itself runs on the stream.
+  recordGemm(ctx, start, batch0 * batch1 * m * n * k);
+}
+
+void cudaGemmNarrow(tprt_rank_context *ctx, int32_t dtype, int32_t transA,
+                    int32_t transB, int64_t m, int64_t n, int64_t k,
+                    const void *a, int64_t lda, const void *b, int64_t ldb,
+                    void *c, int64_t ldc, int64_t batch0, int64_t batch1,
+                    int64_t strideA0, int64_t strideA1, int64_t strideB0,
+                    int64_t strideB1, int64_t strideC0, int64_t strideC1) {
+  Clock::time_point start = Clock::now();
+  guarded(ctx, [&]() -> tprt_status {
+    if (dtype != TPRT_F16 && dtype != TPRT_BF16)
+      return error(TPRT_INVALID_ARGUMENT, "tprt_rt_gemm_narrow: dtype ", dtype,
+                   " is not f16 or bf16");
+    return gemm(rankOf(ctx), dtype == TPRT_F16 ? CUDA_R_16F : CUDA_R_16BF, 2,
+                transA, transB, m, n, k, a, lda, b, ldb, c, ldc, batch0, batch1,
+                strideA0, strideA1, strideB0, strideB1, strideC0, strideC1);
+  });
+  recordGemm(ctx, start, batch0 * batch1 * m * n * k);
+}
+
+/// This rank's block along `dim`: rows of the dimensions before `dim`, each
+/// a contiguous run of the block, one strided 2D copy.
+void cudaAllSlice(tprt_rank_context *ctx, const void *in, void *out,
+                  const int64_t *shape, int32_t rank, int32_t dim,
+                  int32_t dtype, int64_t axes) {
+  guarded(ctx, [&]() -> tprt_status {
+    CudaRank &r = rankOf(ctx);
+    const tprt_mesh &mesh = ctx->comm->mesh();
+    tprt_axes list{static_cast<int32_t>(axes & 0xf), {}};
+    for (int32_t i = 0; i < list.count && i < TPRT_MAX_MESH_RANK; ++i)
+      list.axes[i] = static_cast<int32_t>((axes >> (4 * (i + 1))) & 0xf);
+    if (tprt_status status = tprt_axes_check(&mesh, &list))
+      return status;
+    size_t elemSize = tprt_dtype_size(static_cast<tprt_dtype>(dtype));
+    if (rank < 1 || rank > TPRT_MAX_TENSOR_RANK || dim < 0 || dim >= rank ||
+        elemSize == 0)
+      return error(TPRT_INVALID_ARGUMENT, "all_slice: bad rank ", rank,
+                   ", dim ", dim, " or dtype ", dtype);
+    int64_t size = tprt_group_size(&mesh, &list);
+    if (shape[dim] % size != 0)
+      return error(TPRT_INVALID_ARGUMENT, "all_slice: dimension ", dim, " of ",
+                   formatShape(shape, rank), " is not divisible by ", size);
+    int64_t rows = product(shape, dim);
+    int64_t inner = product(shape + dim + 1, rank - dim - 1);
+    int64_t block = shape[dim] / size;
+    int64_t index = tprt_group_position(&mesh, &list, ctx->comm->rank());
+    CUDA_MEMCPY2D copy = {};
+    copy.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+    copy.srcDevice = devicePointer(in) +
+                     static_cast<size_t>(index * block * inner) * elemSize;
+    copy.srcPitch = static_cast<size_t>(shape[dim] * inner) * elemSize;
+    copy.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+    copy.dstDevice = devicePointer(out);
+    copy.dstPitch = static_cast<size_t>(block * inner) * elemSize;
+    copy.WidthInBytes = copy.dstPitch;
+    copy.Height = static_cast<size_t>(rows);
+    return r.check(r.cu->cuMemcpy2DAsync(&copy, r.stream), "cuMemcpy2DAsync");
+  });
+}
+
+} // namespace
+
+const tprt_rt_table *tprt::cuda::cudaFunctions() {
+  static const tprt_rt_table table = {
+      TPRT_RT_ABI_VERSION,
+      tprt_rt_all_reduce,
+      tprt_rt_all_gather,
+      tprt_rt_reduce_scatter,
+      tprt_rt_all_to_all,
+      cudaAllSlice,
+      tprt_rt_axis_index,
+      cudaSgemm,
+      cudaGemmNarrow,
+      cudaAlloc,
+      cudaFree,
+      cudaUpload,
+      cudaLaunch,
+  };
+  return &table;
+}
+
+#endif // TPRT_HAS_CUDA_HEADERS

@@ -1,0 +1,64 @@
+//===- CudaRank.h - One rank on a GPU --------------------------*- C++ -*-===//
+//
+// Part of tp-mlir, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// A rank of a GPU world: its device's primary context, its own stream and
+// cuBLAS handle, and the modules of the program images it launched from.
+// Everything a rank does is enqueued on its stream, in program order; the
+// host waits only where a result leaves the device (DeviceRanks::
+// synchronize) or a collective stages through host memory.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TPRT_SRC_CUDA_CUDARANK_H
+#define TPRT_SRC_CUDA_CUDARANK_H
+
+#include "CudaLibraries.h"
+
+#include <map>
+#include <string>
+#include <utility>
+
+namespace tprt::cuda {
+
+#ifdef TPRT_HAS_CUDA_HEADERS
+
+struct CudaRank {
+  const Driver *cu = nullptr;
+  const Cublas *blas = nullptr;
+  int64_t rank = 0;
+  int ordinal = 0;
+  CUdevice device = 0;
+  CUcontext context = nullptr;
+  CUstream stream = nullptr;
+  cublasHandle_t handle = nullptr;
+  /// Each program image loaded once (key: the image's address in the
+  /// program library), and its kernels by name.
+  std::map<const void *, CUmodule> modules;
+  std::map<std::pair<CUmodule, std::string>, CUfunction> functions;
+
+  /// A status naming this rank, the call and the driver's error.
+  tprt_status check(CUresult result, const char *call) const;
+  tprt_status check(cublasStatus_t status, const char *call) const;
+};
+
+/// Opens rank `rank` on GPU `ordinal`: retains the primary context, makes
+/// it current on the calling thread, creates the stream and the cuBLAS
+/// handle bound to it.
+tprt_status createRank(const Driver *cu, const Cublas *blas, int64_t rank,
+                       int ordinal, CudaRank &out);
+/// Releases what createRank made (the context is made current first).
+void destroyRank(CudaRank &rank);
+
+/// The call table of CUDA programs: buffers, uploads and launches on the
+/// rank's stream, GEMMs with cuBLAS, all_slice as a strided device copy;
+/// the collectives and axis_index are the communicator's.
+const tprt_rt_table *cudaFunctions();
+
+#endif // TPRT_HAS_CUDA_HEADERS
+
+} // namespace tprt::cuda
+
+#endif // TPRT_SRC_CUDA_CUDARANK_H
