@@ -280,6 +280,13 @@ def MapLinalgToGPUPass : Pass<"tp-map-linalg-to-gpu", "::mlir::func::FuncOp"> {
       block, the loops delinearized from the global thread index with the
       innermost loop fastest, so that consecutive threads touch consecutive
       elements of the output; a bounds check guards the last block.
+      **Vectorized** when the innermost loop is a multiple of 4 and every
+      buffer either reads it in its unit-stride innermost dimension (offset
+      and other strides multiples of 4, elements of 8 to 32 bits) or not at
+      all, and the body is elementwise ops, constants and `linalg.index`:
+      each thread then runs 4 consecutive points with aligned
+      `vector.load`/`vector.store` (16 bytes of f32), broadcasting the
+      operands that do not depend on the innermost loop.
     - **Reductions** whose body is `combine(f(inputs), out)` with `combine`
       one of addf, mulf, maxnumf, minnumf, maximumf, minimumf (f32) or addi
       (i32, i64), and at least 32 reduction iterations per output element:
@@ -310,7 +317,7 @@ def MapLinalgToGPUPass : Pass<"tp-map-linalg-to-gpu", "::mlir::func::FuncOp"> {
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
     "::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect",
-    "::mlir::affine::AffineDialect"
+    "::mlir::affine::AffineDialect", "::mlir::vector::VectorDialect"
   ];
 }
 

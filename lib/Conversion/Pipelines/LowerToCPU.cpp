@@ -41,6 +41,9 @@ void mlir::tp::buildLowerToCPUPipeline(OpPassManager &pm,
   pm.addPass(createSCFToControlFlowPass());
   addNarrowFloatEmulationPasses(pm);
   pm.addPass(memref::createExpandStridedMetadataPass());
+  // The vector loads and stores of emulated vectorized kernels.
+  if (options.emulateGpuMapping)
+    pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
