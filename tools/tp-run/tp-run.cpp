@@ -107,9 +107,10 @@ const char *kHelp =
     "                               on one device (plain lowering), element\n"
     "                               by element; pending-sum inputs are split\n"
     "                               into random terms\n"
-    "  --reference MODEL.mlir       what --verify compares with (default: the\n"
-    "                               model itself); lets a .so or a local-form\n"
-    "                               model be verified\n"
+    "  --reference MODEL            what --verify compares with (default: the\n"
+    "                               model itself): a global-form .mlir, or a\n"
+    "                               .so of tp-compile --unsharded --reference\n"
+    "                               (where no compiler is at hand)\n"
     "  --backend cpu|cuda           where the program runs: CPU threads, or\n"
     "                               GPU ranks (communicator 'device': every\n"
     "                               rank on one GPU); a .mlir model is then\n"
@@ -667,6 +668,13 @@ int runOne(const Options &o, tprt_program *program, int32_t function,
     if (tprt_status s =
             tprt_program_find_function(ref, name.c_str(), &refFunction))
       failStatus("the unsharded reference", s);
+    int64_t refDevices =
+        tprt_mesh_num_devices(tprt_program_mesh(ref, refFunction));
+    if (refDevices != 1 || std::strcmp(tprt_program_target(ref), "cpu") != 0)
+      fail("the reference '" + reference + "' runs '" + name + "' on " +
+           std::to_string(refDevices) + " device(s) of target " +
+           tprt_program_target(ref) +
+           "; compile it with tp-compile --unsharded --reference");
     // The reference is a CPU program, whatever the run's backend.
     RunResult expected = run(o, "local", ref, refFunction, inputs);
     const tprt_mesh *mesh = tprt_program_mesh(program, function);
@@ -755,11 +763,17 @@ int main(int argc, char **argv) {
   std::string library = o.model;
   std::string reference;
   std::string referenceModel = o.reference.empty() ? o.model : o.reference;
-  if (o.verify && !endsWith(referenceModel, ".mlir"))
-    fail("--verify compiles its reference from a .mlir model in global form; "
+  // A reference compiled already (tp-compile --unsharded --reference), e.g.
+  // on a machine without the compiler.
+  bool referenceLibrary =
+      o.verify && !o.reference.empty() && endsWith(o.reference, ".so");
+  if (o.verify && !referenceLibrary && !endsWith(referenceModel, ".mlir"))
+    fail("--verify compiles its reference from a .mlir model in global form "
+         "or takes one compiled with tp-compile --unsharded --reference; "
          "got '" +
-         referenceModel + "' (name one with --reference MODEL.mlir)");
-  if (endsWith(o.model, ".mlir") || o.verify) {
+         referenceModel +
+         "' (name one with --reference MODEL.mlir or --reference REF.so)");
+  if (endsWith(o.model, ".mlir") || (o.verify && !referenceLibrary)) {
     std::string pattern =
         (std::filesystem::temp_directory_path() / "tp-run-XXXXXX").string();
     if (!mkdtemp(pattern.data()))
@@ -771,7 +785,9 @@ int main(int argc, char **argv) {
     library = temp + "/program.so";
     compile(o, o.model, library, /*reference=*/false);
   }
-  if (o.verify) {
+  if (referenceLibrary) {
+    reference = referenceModel;
+  } else if (o.verify) {
     reference = temp + "/reference.so";
     compile(o, referenceModel, reference, /*reference=*/true);
   }
