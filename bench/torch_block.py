@@ -1,0 +1,81 @@
+"""PyTorch's time for the blocks of scripts/gpu-check.sh, on one GPU.
+
+The peer of `tp-run --backend cuda` in the GPU check: the GPT-2-small block
+(d 768, 12 heads, seq 128, batch 4, f32) and the Llama-7B-sized layer (d 4096,
+32 heads, MLP 11008, seq 2048, bf16) of bench/gen_gpt.py -- layernorm, causal
+self-attention, GELU(tanh) MLP, residuals -- in PyTorch eager, and with
+torch.compile where it is available, timed with CUDA events (best of 20 after
+warm-up). Prints one line per block and mode.
+"""
+import math
+import sys
+
+
+def main():
+    try:
+        import torch
+    except ImportError:
+        print("torch_block: no PyTorch here")
+        return 1
+    if not torch.cuda.is_available():
+        print("torch_block: PyTorch sees no GPU")
+        return 1
+    dev = torch.device("cuda")
+
+    class Block(torch.nn.Module):
+        def __init__(self, embed, heads, mlp):
+            super().__init__()
+            self.heads = heads
+            self.ln1 = torch.nn.LayerNorm(embed)
+            self.qkv = torch.nn.Linear(embed, 3 * embed)
+            self.proj = torch.nn.Linear(embed, embed)
+            self.ln2 = torch.nn.LayerNorm(embed)
+            self.fc = torch.nn.Linear(embed, mlp)
+            self.out = torch.nn.Linear(mlp, embed)
+
+        def forward(self, x):
+            b, s, e = x.shape
+            h = self.heads
+            q, k, v = self.qkv(self.ln1(x)).split(e, dim=-1)
+            q, k, v = (t.view(b, s, h, e // h).transpose(1, 2) for t in (q, k, v))
+            scores = q @ k.transpose(-1, -2) / math.sqrt(e // h)
+            mask = torch.triu(torch.ones(s, s, device=x.device, dtype=torch.bool), 1)
+            scores = scores.masked_fill(mask, float("-inf"))
+            a = (scores.softmax(-1) @ v).transpose(1, 2).reshape(b, s, e)
+            x = x + self.proj(a)
+            return x + self.out(torch.nn.functional.gelu(self.fc(self.ln2(x)),
+                                                         approximate="tanh"))
+
+    def timed(fn, x, reps=20):
+        with torch.no_grad():
+            for _ in range(3):
+                fn(x)
+            torch.cuda.synchronize()
+            best = float("inf")
+            for _ in range(reps):
+                start = torch.cuda.Event(enable_timing=True)
+                end = torch.cuda.Event(enable_timing=True)
+                start.record()
+                fn(x)
+                end.record()
+                torch.cuda.synchronize()
+                best = min(best, start.elapsed_time(end))
+        return best
+
+    configs = [("gpt2-small block f32", 4, 128, 768, 12, 3072, torch.float32),
+               ("llama7b-sized layer bf16", 1, 2048, 4096, 32, 11008, torch.bfloat16)]
+    for name, batch, seq, embed, heads, mlp, dtype in configs:
+        block = Block(embed, heads, mlp).to(dev, dtype).eval()
+        x = torch.randn(batch, seq, embed, device=dev, dtype=dtype)
+        print("%-26s eager          %9.3f ms" % (name, timed(block, x)))
+        if hasattr(torch, "compile"):
+            try:
+                compiled = torch.compile(block)
+                print("%-26s torch.compile  %9.3f ms" % (name, timed(compiled, x)))
+            except Exception as e:  # compile needs a toolchain it may lack
+                print("%-26s torch.compile  failed: %s" % (name, str(e).splitlines()[0]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

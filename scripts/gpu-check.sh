@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# The GPU check of the CUDA backend, in two halves (issue 11):
+#
+#   scripts/gpu-check.sh prepare [BUNDLE]   # here: compile, and pack what the GPU
+#                                           # machine needs into BUNDLE
+#   scripts/gpu-check.sh run [BUNDLE]       # there: run it all, print the figures
+#
+# The GPU machine has the NVIDIA driver, CUDA 13 and PyTorch but no MLIR, so
+# `prepare` (on the build machine, after the build) compiles every model with
+# tp-compile --target cuda and its unsharded CPU reference (--unsharded
+# --reference), and copies tp-run, libtprt and the libraries `ldd` names that a
+# bare machine may lack (OpenBLAS and its Fortran runtime) into BUNDLE (default
+# build-gpu-check/, an ignored path; about 45 MiB, under the 64 MiB a device run
+# carries). `run` then prints, for the integration models and the GPT-2-small
+# block (d 768, 12 heads, seq 128, batch 4) on 1, 2, 4 and 8 ranks sharing the
+# GPU: --verify PASS/FAIL against the CPU reference and the best time of 5 runs;
+# for the Llama-7B-sized layer (d 4096, 32 heads, MLP 11008, seq 2048, bf16) on
+# 1 and 4 ranks: the time and the profile; and the same GPT-2 block in PyTorch
+# eager on that GPU (bench/torch_block.py), side by side. It stops at the
+# first missing piece with a message; it takes a few minutes.
+set -uo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+mode=${1:-}
+bundle=${2:-$root/build-gpu-check}
+
+gpt_shapes() { # ranks -> the GPT-2-small block
+  echo "--layers 1 --batch 4 --seq 128 --embed 768 --heads 12 --tp $1"
+}
+llama_shapes() {
+  echo "--layers 1 --batch 1 --seq 2048 --embed 4096 --heads 32 --mlp 11008 --tp $1"
+}
+
+prepare() {
+  local build=${TP_BUILD_DIR:-$root/build}
+  local compile=$build/bin/tp-compile
+  [ -x "$compile" ] || { echo "gpu-check: no $compile; build first" >&2; exit 2; }
+  rm -rf "$bundle" && mkdir -p "$bundle/bin" "$bundle/lib" "$bundle/models" "$bundle/src"
+  local m=$bundle/src
+  cp "$root/examples/mlp.mlir" "$root/examples/gpt-block.mlir" \
+     "$root/test/Dialect/TP/propagate/attention.mlir" \
+     "$root/test/Dialect/TP/propagate/llama.mlir" "$m/"
+  /usr/bin/python3 "$root/bench/gen_gpt.py" --layers 2 --tp 4 --bert > "$m/bert.mlir"
+  for n in 1 2 4 8; do
+    /usr/bin/python3 "$root/bench/gen_gpt.py" $(gpt_shapes $n) > "$m/gpt2-tp$n.mlir"
+    sed 's/f32/bf16/g' "$m/gpt2-tp$n.mlir" > "$m/gpt2-bf16-tp$n.mlir"
+  done
+  for n in 1 4; do
+    /usr/bin/python3 "$root/bench/gen_gpt.py" $(llama_shapes $n) | sed 's/f32/bf16/g' \
+      > "$m/llama7b-bf16-tp$n.mlir"
+  done
+  for src in "$m"/*.mlir; do
+    local name
+    name=$(basename "$src" .mlir)
+    "$compile" "$src" --target cuda -o "$bundle/models/$name.so" ||
+      { echo "gpu-check: $name does not compile for cuda" >&2; exit 1; }
+    # The 7B-sized layer is too big for the CPU reference: timed, not verified.
+    case $name in llama7b-*) continue ;; esac
+    "$compile" "$src" --unsharded --reference -o "$bundle/models/$name-ref.so" ||
+      { echo "gpu-check: $name's reference does not compile" >&2; exit 1; }
+  done
+  cp "$build/bin/tp-run" "$bundle/bin/"
+  cp -L "$build/lib/libtprt.so" "$bundle/lib/"
+  # What a bare machine may lack; the C and C++ runtimes are everywhere.
+  ldd "$build/lib/libtprt.so" | awk '/=> \// {print $3}' | while read -r lib; do
+    case $(basename "$lib") in
+      libopenblas*|libgfortran*|libquadmath*) cp -L "$lib" "$bundle/lib/" ;;
+    esac
+  done
+  cp "$root/bench/torch_block.py" "$bundle/"
+  cp "$0" "$bundle/gpu-check.sh"
+  echo "gpu-check: bundle in $bundle ($(du -sh "$bundle" | cut -f1)); on the GPU machine:"
+  echo "  bash $bundle/gpu-check.sh run $bundle"
+}
+
+run() {
+  [ -x "$bundle/bin/tp-run" ] || { echo "gpu-check: no bundle at $bundle (prepare first)" >&2; exit 2; }
+  export LD_LIBRARY_PATH=$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  local tprun=$bundle/bin/tp-run models=$bundle/models failures=0
+  if ! python3 -c "import ctypes; ctypes.CDLL('libcuda.so.1')" 2>/dev/null; then
+    echo "gpu-check: no CUDA driver found (libcuda.so.1); run this on the GPU machine" >&2
+    exit 2
+  fi
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null
+  echo "== correctness and time: --backend cuda --verify (every rank on GPU 0)"
+  printf "%-22s %-6s %s\n" model ranks result
+  for so in "$models"/*.so; do
+    local name
+    name=$(basename "$so" .so)
+    case $name in *-ref|llama7b-*) continue ;; esac
+    local out
+    out=$("$tprun" "$so" --backend cuda --random-inputs --verify \
+            --reference "$models/$name-ref.so" --repeat 5 2>&1)
+    local rc=$?
+    local ranks verdict best
+    ranks=$(echo "$out" | sed -n "s/^ran '.*' on \([0-9]*\) device.*/\1/p" | head -1)
+    verdict=$(echo "$out" | grep -o "PASS\|FAIL" | sort -u | tr '\n' ' ')
+    best=$(echo "$out" | grep -i "best" | head -1)
+    printf "%-22s %-6s rc=%d %s %s\n" "$name" "${ranks:-?}" "$rc" "${verdict:-}" "$best"
+    if [ $rc -ne 0 ]; then
+      failures=$((failures + 1))
+      echo "$out" | tail -5 | sed 's/^/    /'
+    fi
+  done
+  echo "== Llama-7B-sized layer, bf16: time and profile"
+  for n in 1 4; do
+    "$tprun" "$models/llama7b-bf16-tp$n.so" --backend cuda --random-inputs \
+      --repeat 3 --profile 2>&1 | sed "s/^/tp$n: /"
+  done
+  echo "== PyTorch eager on the same GPU (GPT-2-small block, Llama-7B-sized layer)"
+  python3 "$bundle/torch_block.py" 2>&1 || echo "(PyTorch comparison failed)"
+  echo "gpu-check: $failures failing model run(s)"
+  [ $failures -eq 0 ]
+}
+
+case $mode in
+  prepare) prepare ;;
+  run) run ;;
+  *) echo "usage: scripts/gpu-check.sh {prepare|run} [BUNDLE]" >&2; exit 2 ;;
+esac
