@@ -145,6 +145,9 @@ struct tprt_communicator_s {
                                tprt_dtype dtype, const tprt_axes &axes) = 0;
   virtual tprt_status barrier(const tprt_axes &axes) = 0;
   virtual void abort(tprt_status status) = 0;
+  /// True once any rank of the world aborted it (a failure, a timeout, a
+  /// mismatch): a rank waiting on its device polls this to stop too.
+  virtual bool aborted() const = 0;
 
   tprt_comm_stats stats = {};
 };
@@ -218,6 +221,12 @@ tprt_status createLocalWorld(const tprt_mesh &mesh,
 tprt_status createDeviceWorld(const tprt_mesh &mesh,
                               std::chrono::milliseconds timeout,
                               tprt_world **world);
+
+/// The `nccl` backend: every rank a thread of this process on its own GPU
+/// (cuda/NcclWorld.cpp); TPRT_UNAVAILABLE without the driver or NCCL.
+tprt_status createNcclWorld(const tprt_mesh &mesh,
+                            std::chrono::milliseconds timeout,
+                            tprt_world **world);
 
 } // namespace tprt
 

@@ -437,6 +437,8 @@ public:
     world.abort(status ? tprt_status_code(status) : TPRT_ABORTED, os.str());
   }
 
+  bool aborted() const override { return world.aborted.load(); }
+
 private:
   static Call shaped(tprt_collective_kind kind, tprt_dtype dtype,
                      const int64_t *shape, int32_t rank) {

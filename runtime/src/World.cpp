@@ -26,8 +26,12 @@ const std::vector<Backend> &tprt::backends() {
        createLocalWorld},
       {"device",
        "every rank a thread of this process on one GPU (CUDA programs; "
-       "collectives staged through host memory)",
+       "collectives read the peers' device buffers)",
        createDeviceWorld},
+      {"nccl",
+       "every rank a thread of this process on its own GPU (CUDA programs; "
+       "NCCL collectives)",
+       createNcclWorld},
   };
   return registry;
 }

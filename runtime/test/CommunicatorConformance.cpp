@@ -123,6 +123,11 @@ const std::vector<std::vector<int64_t>> kMeshes = {
 class Conformance : public ::testing::TestWithParam<std::shared_ptr<Harness>> {
 protected:
   Harness &harness() { return *GetParam(); }
+  void SetUp() override {
+    // The largest mesh of the suite has 8 ranks.
+    if (std::string why = harness().unavailable(8); !why.empty())
+      GTEST_SKIP() << why;
+  }
   /// A generous timeout for runs that must succeed.
   static constexpr int64_t kTimeoutMs = 30000;
 };

@@ -144,7 +144,7 @@ TEST_P(EntryTest, AFailureIsKeptAndLaterCallsSkip) {
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    Backends, EntryTest, ::testing::ValuesIn(allHarnesses()),
+    Backends, EntryTest, ::testing::ValuesIn(hostHarnesses()),
     [](const ::testing::TestParamInfo<std::shared_ptr<Harness>> &info) {
       return info.param->name();
     });

@@ -6,7 +6,9 @@
 //
 // The conformance suite is written against the C API and a Harness, which
 // starts one rank per device of a mesh with the backend under test: threads
-// for `local`; processes under mpirun for the MPI and NCCL backends to come.
+// for `local`; threads on GPUs for `device` and `nccl`, through a proxy that
+// moves the suite's host buffers to device memory and back
+// (DeviceHarness.cpp); processes under mpirun for the MPI backend to come.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,6 +28,12 @@ class Harness {
 public:
   virtual ~Harness() = default;
   virtual std::string name() const = 0;
+  /// Why this machine cannot run meshes of up to `ranks` ranks on the
+  /// backend (no driver, too few GPUs); empty when it can.
+  virtual std::string unavailable(int64_t ranks) const {
+    (void)ranks;
+    return "";
+  }
   /// Runs `body` once per device of `mesh`, each with its rank's
   /// communicator, concurrently; returns when all have returned. Ranks wait
   /// at most `timeoutMs` for their groups.
@@ -35,6 +43,12 @@ public:
 
 /// Every backend this build can test.
 std::vector<std::shared_ptr<Harness>> allHarnesses();
+/// The backends whose ranks keep tensors in host memory (CPU programs' entry
+/// points run on them).
+std::vector<std::shared_ptr<Harness>> hostHarnesses();
+
+/// The harness of a backend whose ranks keep tensors in device memory.
+std::shared_ptr<Harness> makeDeviceHarness(const std::string &backend);
 
 } // namespace tprt::test
 

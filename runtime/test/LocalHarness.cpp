@@ -39,8 +39,13 @@ public:
 
 } // namespace
 
-std::vector<std::shared_ptr<Harness>> allHarnesses() {
+std::vector<std::shared_ptr<Harness>> hostHarnesses() {
   return {std::make_shared<LocalHarness>()};
+}
+
+std::vector<std::shared_ptr<Harness>> allHarnesses() {
+  return {std::make_shared<LocalHarness>(), makeDeviceHarness("device"),
+          makeDeviceHarness("nccl")};
 }
 
 } // namespace tprt::test

@@ -113,8 +113,9 @@ const char *kHelp =
     "                               (where no compiler is at hand)\n"
     "  --backend cpu|cuda           where the program runs: CPU threads, or\n"
     "                               GPU ranks (communicator 'device': every\n"
-    "                               rank on one GPU); a .mlir model is then\n"
-    "                               compiled with --target cuda\n"
+    "                               rank on one GPU, or 'nccl': rank r on\n"
+    "                               GPU r); a .mlir model is then compiled\n"
+    "                               with --target cuda\n"
     "  --comm NAME                  the communicator backend (default local)\n"
     "  --timeout-ms N               how long a rank waits for its group\n"
     "                               (default 60000 or TPRT_TIMEOUT_MS)\n"
@@ -255,14 +256,17 @@ Options parse(int argc, char **argv) {
     if (!o.commGiven)
       o.comm = "device";
     else if (o.comm == "local")
-      fail("--backend cuda runs on a GPU communicator (device); 'local' "
-           "runs CPU programs");
+      fail("--backend cuda runs on a GPU communicator (device or nccl); "
+           "'local' runs CPU programs");
     const char *gpu = std::getenv("TPRT_CUDA_DEVICE");
+    std::string mapping =
+        o.comm == "nccl" ? "rank r on GPU r"
+                         : "every rank on GPU " + std::string(gpu ? gpu : "0");
     std::fprintf(stderr,
-                 "tp-run: every rank on GPU %s (%d found; driver %d, cuBLAS "
-                 "%d), communicator '%s'\n",
-                 gpu ? gpu : "0", info.device_count, info.driver_version,
-                 info.cublas_version, o.comm.c_str());
+                 "tp-run: %s (%d found; driver %d, cuBLAS %d, NCCL %d), "
+                 "communicator '%s'\n",
+                 mapping.c_str(), info.device_count, info.driver_version,
+                 info.cublas_version, info.nccl_version, o.comm.c_str());
   }
   return o;
 }

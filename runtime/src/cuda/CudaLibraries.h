@@ -53,6 +53,7 @@ struct Driver {
   X(cuStreamCreate)                                                            \
   X(cuStreamDestroy)                                                           \
   X(cuStreamSynchronize)                                                       \
+  X(cuStreamQuery)                                                             \
   X(cuStreamWaitEvent)                                                         \
   X(cuEventCreate)                                                             \
   X(cuEventRecord)                                                             \

@@ -17,7 +17,9 @@
 #include "../RankContext.h"
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
+#include <thread>
 
 #ifdef TPRT_HAS_CUDA_HEADERS
 
@@ -42,6 +44,44 @@ tprt_status CudaRank::check(cublasStatus_t result, const char *call) const {
                             ordinal, "): ", tprt_status_message(status));
   tprt_status_free(status);
   return named;
+}
+
+tprt_status CudaRank::wait(const tprt_communicator *comm) const {
+  for (auto pause = std::chrono::microseconds(2);;
+       pause = std::min(pause * 2, std::chrono::microseconds(200))) {
+    CUresult result = cu->cuStreamQuery(stream);
+    if (result != CUDA_ERROR_NOT_READY)
+      return check(result, "cuStreamQuery");
+    if (comm && comm->aborted())
+      return error(TPRT_ABORTED, "rank ", rank, " (GPU ", ordinal,
+                   "): stopped waiting for its stream: the world was aborted");
+    std::this_thread::sleep_for(pause);
+  }
+}
+
+tprt_status CudaRank::kernel(const void *image, const char *name,
+                             CUfunction *out) {
+  auto loaded = modules.find(image);
+  if (loaded == modules.end()) {
+    CUmodule module = nullptr;
+    // An image for another architecture fails here, naming the call and
+    // CUDA_ERROR_NO_BINARY_FOR_GPU.
+    if (tprt_status s =
+            check(cu->cuModuleLoadData(&module, image), "cuModuleLoadData"))
+      return s;
+    loaded = modules.emplace(image, module).first;
+  }
+  auto key = std::make_pair(loaded->second, std::string(name));
+  auto function = functions.find(key);
+  if (function == functions.end()) {
+    CUfunction f = nullptr;
+    if (tprt_status s = check(cu->cuModuleGetFunction(&f, loaded->second, name),
+                              "cuModuleGetFunction"))
+      return s;
+    function = functions.emplace(key, f).first;
+  }
+  *out = function->second;
+  return nullptr;
 }
 
 tprt_status tprt::cuda::createRank(const Driver *cu, const Cublas *blas,
@@ -154,29 +194,12 @@ void cudaLaunch(tprt_rank_context *ctx, const void *image, int64_t imageSize,
     if (!image || imageSize <= 0 || sharedBytes < 0 || numParams < 0)
       return error(TPRT_INVALID_ARGUMENT, "rank ", r.rank, ": kernel '", name,
                    "' launched with no image or bad parameters");
-    auto loaded = r.modules.find(image);
-    if (loaded == r.modules.end()) {
-      CUmodule module = nullptr;
-      // An image for another architecture fails here, naming the call and
-      // CUDA_ERROR_NO_BINARY_FOR_GPU.
-      if (tprt_status s = r.check(r.cu->cuModuleLoadData(&module, image),
-                                  "cuModuleLoadData"))
-        return s;
-      loaded = r.modules.emplace(image, module).first;
-    }
-    auto key = std::make_pair(loaded->second, std::string(name));
-    auto function = r.functions.find(key);
-    if (function == r.functions.end()) {
-      CUfunction f = nullptr;
-      if (tprt_status s =
-              r.check(r.cu->cuModuleGetFunction(&f, loaded->second, name),
-                      "cuModuleGetFunction"))
-        return s;
-      function = r.functions.emplace(key, f).first;
-    }
+    CUfunction function = nullptr;
+    if (tprt_status s = r.kernel(image, name, &function))
+      return s;
     return r.check(
         r.cu->cuLaunchKernel(
-            function->second, static_cast<unsigned>(gridX),
+            function, static_cast<unsigned>(gridX),
             static_cast<unsigned>(gridY), static_cast<unsigned>(gridZ),
             static_cast<unsigned>(blockX), static_cast<unsigned>(blockY),
             static_cast<unsigned>(blockZ), static_cast<unsigned>(sharedBytes),
@@ -295,6 +318,46 @@ void cudaAllSlice(tprt_rank_context *ctx, const void *in, void *out,
 }
 
 } // namespace
+
+tprt_status CudaRanks::enter(int64_t rank) {
+  CudaRank &r = gpu(rank);
+  return r.check(r.cu->cuCtxSetCurrent(r.context), "cuCtxSetCurrent");
+}
+
+tprt_status CudaRanks::alloc(int64_t rank, size_t bytes, void **ptr) {
+  CudaRank &r = gpu(rank);
+  CUdeviceptr p = 0;
+  tprt_status s =
+      r.check(r.cu->cuMemAllocAsync(&p, bytes ? bytes : 1, r.stream),
+              "cuMemAllocAsync");
+  *ptr = s ? nullptr : reinterpret_cast<void *>(p);
+  return s;
+}
+
+void CudaRanks::release(int64_t rank, void *ptr) {
+  CudaRank &r = gpu(rank);
+  r.cu->cuMemFreeAsync(devicePointer(ptr), r.stream);
+}
+
+tprt_status CudaRanks::copyToDevice(int64_t rank, void *dst, const void *src,
+                                    size_t bytes) {
+  CudaRank &r = gpu(rank);
+  return r.check(
+      r.cu->cuMemcpyHtoDAsync(devicePointer(dst), src, bytes, r.stream),
+      "cuMemcpyHtoDAsync");
+}
+
+tprt_status CudaRanks::copyToHost(int64_t rank, void *dst, const void *src,
+                                  size_t bytes) {
+  CudaRank &r = gpu(rank);
+  return r.check(
+      r.cu->cuMemcpyDtoHAsync(dst, devicePointer(src), bytes, r.stream),
+      "cuMemcpyDtoHAsync");
+}
+
+tprt_status CudaRanks::synchronize(int64_t rank) {
+  return gpu(rank).wait(rankCommunicator(rank));
+}
 
 const tprt_rt_table *tprt::cuda::cudaFunctions() {
   static const tprt_rt_table table = {

@@ -17,9 +17,12 @@
 
 #include "CudaLibraries.h"
 
+#include "../Internal.h"
+
 #include <map>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace tprt::cuda {
 
@@ -42,6 +45,13 @@ struct CudaRank {
   /// A status naming this rank, the call and the driver's error.
   tprt_status check(CUresult result, const char *call) const;
   tprt_status check(cublasStatus_t status, const char *call) const;
+  /// Waits until everything enqueued on the stream has run, polling so that
+  /// the wait ends when `comm`'s world is aborted (a peer that failed never
+  /// enqueues its side of a collective this rank's stream waits on).
+  tprt_status wait(const tprt_communicator *comm) const;
+  /// Kernel `name` of `image` (a cubin, PTX or fatbin), the image loaded on
+  /// first use.
+  tprt_status kernel(const void *image, const char *name, CUfunction *out);
 };
 
 /// Opens rank `rank` on GPU `ordinal`: retains the primary context, makes
@@ -56,6 +66,29 @@ void destroyRank(CudaRank &rank);
 /// rank's stream, GEMMs with cuBLAS, all_slice as a strided device copy;
 /// the collectives and axis_index are the communicator's.
 const tprt_rt_table *cudaFunctions();
+
+/// What the GPU worlds (`device`, `nccl`) offer the session: their ranks'
+/// CudaRank, one per local rank, in `gpus`.
+class CudaRanks : public DeviceRanks {
+public:
+  const char *target() const override { return "cuda"; }
+  tprt_status enter(int64_t rank) override;
+  tprt_status alloc(int64_t rank, size_t bytes, void **ptr) override;
+  void release(int64_t rank, void *ptr) override;
+  tprt_status copyToDevice(int64_t rank, void *dst, const void *src,
+                           size_t bytes) override;
+  tprt_status copyToHost(int64_t rank, void *dst, const void *src,
+                         size_t bytes) override;
+  tprt_status synchronize(int64_t rank) override;
+  const tprt_rt_table *table() const override { return cudaFunctions(); }
+  void *rankState(int64_t rank) override { return &gpu(rank); }
+
+protected:
+  CudaRank &gpu(int64_t rank) { return gpus[static_cast<size_t>(rank)]; }
+  /// The communicator whose world's abort ends the rank's waits.
+  virtual tprt_communicator *rankCommunicator(int64_t rank) = 0;
+  std::vector<CudaRank> gpus;
+};
 
 #endif // TPRT_HAS_CUDA_HEADERS
 
