@@ -5,7 +5,10 @@ The peer of `tp-run --backend cuda` in the GPU check: the GPT-2-small block
 32 heads, MLP 11008, seq 2048, bf16) of bench/gen_gpt.py -- layernorm, causal
 self-attention, GELU(tanh) MLP, residuals -- in PyTorch eager, and with
 torch.compile where it is available, timed with CUDA events (best of 20 after
-warm-up). Prints one line per block and mode.
+warm-up). Prints one line per block and mode, then the ceilings that
+`tp-run --profile`'s device times are held against: cuBLAS alone (torch.matmul)
+on each block's GEMM shapes on one rank, in TFLOP/s, and a device-to-device
+copy's bandwidth, in GB/s (read + write).
 """
 import math
 import sys
@@ -74,6 +77,23 @@ def main():
                 print("%-26s torch.compile  %9.3f ms" % (name, timed(compiled, x)))
             except Exception as e:  # compile needs a toolchain it may lack
                 print("%-26s torch.compile  failed: %s" % (name, str(e).splitlines()[0]))
+    # Ceilings. The GEMMs of one layer on one rank: QKV, attention output,
+    # MLP up and down, on batch*seq tokens (bias and attention matmuls aside).
+    for name, batch, seq, embed, heads, mlp, dtype in configs:
+        tokens = batch * seq
+        shapes = [(tokens, embed, 3 * embed), (tokens, embed, embed),
+                  (tokens, embed, mlp), (tokens, mlp, embed)]
+        ops = [(torch.randn(m, k, device=dev, dtype=dtype),
+                torch.randn(k, n, device=dev, dtype=dtype)) for m, k, n in shapes]
+        flops = sum(2 * m * k * n for m, k, n in shapes)
+        ms = timed(lambda _: [a @ b for a, b in ops], None)
+        print("%-26s cuBLAS GEMMs   %9.3f ms  %8.1f TFLOP/s (ceiling)"
+              % (name, ms, flops / ms / 1e9))
+    src = torch.empty(1 << 28, device=dev, dtype=torch.float32)  # 1 GiB
+    dst = torch.empty_like(src)
+    ms = timed(lambda _: dst.copy_(src), None)
+    print("%-26s d2d copy       %9.3f ms  %8.1f GB/s (ceiling)"
+          % ("1 GiB", ms, 2 * src.numel() * 4 / ms / 1e6))
     return 0
 
 

@@ -15,8 +15,10 @@
 # block (d 768, 12 heads, seq 128, batch 4) on 1, 2, 4 and 8 ranks sharing the
 # GPU: --verify PASS/FAIL against the CPU reference and the best time of 5 runs;
 # for the Llama-7B-sized layer (d 4096, 32 heads, MLP 11008, seq 2048, bf16) on
-# 1 and 4 ranks: the time and the profile; and the same GPT-2 block in PyTorch
-# eager on that GPU (bench/torch_block.py), side by side. It stops at the
+# 1 and 4 ranks: the time and the profile; device times by kind of op (CUDA
+# events: kernels, GEMMs with their TFLOP/s, collectives, copies); and the same
+# blocks in PyTorch eager on that GPU with the ceilings (cuBLAS alone on the
+# same GEMM shapes, a device-to-device copy's bandwidth; bench/torch_block.py). It stops at the
 # first missing piece with a message; it takes a few minutes.
 set -uo pipefail
 
@@ -102,12 +104,18 @@ run() {
       echo "$out" | tail -5 | sed 's/^/    /'
     fi
   done
+  echo "== device time by kind of op (CUDA events): GPT-2-small block on 1 rank"
+  for name in gpt2-tp1 gpt2-bf16-tp1; do
+    "$tprun" "$models/$name.so" --backend cuda --random-inputs --repeat 3 \
+      --profile 2>&1 | sed -n '/^device time/,$p' | sed "s/^/$name: /"
+  done
   echo "== Llama-7B-sized layer, bf16: time and profile"
   for n in 1 4; do
     "$tprun" "$models/llama7b-bf16-tp$n.so" --backend cuda --random-inputs \
       --repeat 3 --profile 2>&1 | sed "s/^/tp$n: /"
   done
-  echo "== PyTorch eager on the same GPU (GPT-2-small block, Llama-7B-sized layer)"
+  echo "== PyTorch eager on the same GPU (GPT-2-small block, Llama-7B-sized layer),"
+  echo "   and the ceilings: cuBLAS alone on the blocks' GEMM shapes, d2d copy bandwidth"
   python3 "$bundle/torch_block.py" 2>&1 || echo "(PyTorch comparison failed)"
   echo "gpu-check: $failures failing model run(s)"
   [ $failures -eq 0 ]

@@ -40,8 +40,13 @@ if config.tp_has_cuda:
     # run CUDA programs; the others check the clean refusal without one.
     try:
         import ctypes
-        ctypes.CDLL("libcuda.so.1")
+        cuda = ctypes.CDLL("libcuda.so.1")
         config.available_features.add("cuda-device")
+        # Four GPUs or more: the `nccl` communicator's tests (rank r on GPU r).
+        count = ctypes.c_int(0)
+        if cuda.cuInit(0) == 0 and cuda.cuDeviceGetCount(ctypes.byref(count)) == 0 \
+                and count.value >= 4:
+            config.available_features.add("cuda-4-gpus")
     except OSError:
         pass
 

@@ -175,6 +175,11 @@ struct DeviceRanks {
   virtual tprt_status synchronize(int64_t rank) = 0;
   virtual const tprt_rt_table *table() const = 0;
   virtual void *rankState(int64_t rank) = 0;
+  /// Times the rank's next ops on the device (tprt_device_profile) until
+  /// takeTiming, which is called after synchronize.
+  virtual tprt_status startTiming(int64_t rank) = 0;
+  virtual tprt_status takeTiming(int64_t rank,
+                                 tprt_device_profile *profile) = 0;
 };
 
 } // namespace tprt

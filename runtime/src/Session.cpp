@@ -40,9 +40,12 @@ struct tprt_session_s {
   int64_t timeoutMs = 0;
   std::string backend = "local";
   uint64_t partialSeed = 0;
+  bool deviceTiming = false;
   std::vector<tprt_comm_stats> stats;
   std::vector<double> seconds;
   std::vector<tprt_rank_profile> profiles;
+  /// Of the last run, when it was timed on a GPU world.
+  std::vector<tprt_device_profile> deviceProfiles;
   /// Each rank's own result buffers of the last successful run.
   std::vector<std::vector<std::vector<char>>> localResults;
 };
@@ -153,6 +156,7 @@ struct RunState {
   explicit RunState(int64_t numRanks)
       : buffers(numRanks), pointers(numRanks), statuses(numRanks, nullptr),
         stats(numRanks), seconds(numRanks, 0), profiles(numRanks),
+        deviceProfiles(numRanks, TPRT_DEVICE_PROFILE_INIT),
         done(numRanks, false) {}
   ~RunState() {
     tprt_world_destroy(world);
@@ -165,6 +169,8 @@ struct RunState {
   std::vector<tprt_comm_stats> stats;
   std::vector<double> seconds;
   std::vector<tprt_rank_profile> profiles;
+  std::vector<tprt_device_profile> deviceProfiles;
+  bool deviceTiming = false;
   tprt_world *world = nullptr;
   /// The buffers before this index are inputs (not copied back).
   size_t numInputs = 0;
@@ -218,6 +224,12 @@ tprt_status runRank(RunState &s, EntryFn entry, int64_t rank) {
     releaseAll();
     return status;
   }
+  if (device && s.deviceTiming)
+    if (tprt_status timing = device->startTiming(rank)) {
+      tprt_rank_context_destroy(ctx);
+      releaseAll();
+      return timing;
+    }
   Clock::time_point start = Clock::now();
   entry(ctx, pointers.data());
   status = tprt_rank_context_take_status(ctx);
@@ -231,6 +243,13 @@ tprt_status runRank(RunState &s, EntryFn entry, int64_t rank) {
         tprt_status_free(synced);
       else
         status = synced;
+    }
+    if (s.deviceTiming) {
+      tprt_status timed = device->takeTiming(rank, &s.deviceProfiles[rank]);
+      if (status)
+        tprt_status_free(timed);
+      else
+        status = timed;
     }
     releaseAll();
   }
@@ -271,6 +290,9 @@ tprt_status tprt_session_create(const tprt_mesh *mesh,
       optionField(options, &tprt_session_options::timeout_ms, int64_t{0});
   created->partialSeed =
       optionField(options, &tprt_session_options::partial_seed, uint64_t{0});
+  created->deviceTiming =
+      optionField(options, &tprt_session_options::device_timing, int32_t{0}) !=
+      0;
   // An unknown backend fails here, not at the first run.
   tprt_world_options worldOptions = TPRT_WORLD_OPTIONS_INIT;
   worldOptions.backend = created->backend.c_str();
@@ -322,6 +344,7 @@ tprt_status runSession(tprt_session *session, const tprt_program *program,
   int64_t numRanks = tprt_mesh_num_devices(&f.mesh);
   auto state = std::make_shared<RunState>(numRanks);
   state->numInputs = static_cast<size_t>(num_inputs);
+  state->deviceTiming = session->deviceTiming;
   auto &buffers = state->buffers;
   for (int64_t rank = 0; rank < numRanks; ++rank) {
     for (int32_t i = 0; i < num_inputs; ++i) {
@@ -455,6 +478,10 @@ tprt_status runSession(tprt_session *session, const tprt_program *program,
   session->stats = state->stats;
   session->seconds = state->seconds;
   session->profiles = state->profiles;
+  if (state->deviceTiming && state->world->device())
+    session->deviceProfiles = state->deviceProfiles;
+  else
+    session->deviceProfiles.clear();
 
   // 5. The root cause of a failure, or the results.
   tprt_status failure = nullptr;
@@ -532,6 +559,26 @@ tprt_status tprt_session_profile(const tprt_session *session, int64_t rank,
     return error(TPRT_INVALID_ARGUMENT, "no profile for rank ", rank,
                  " (has the session run?)");
   *profile = session->profiles[rank];
+  return nullptr;
+}
+
+tprt_status tprt_session_device_profile(const tprt_session *session,
+                                        int64_t rank,
+                                        tprt_device_profile *profile) {
+  if (session->deviceProfiles.empty())
+    return error(TPRT_INVALID_ARGUMENT,
+                 "no device profile: the session's last run was not on a GPU "
+                 "world with tprt_session_options.device_timing");
+  if (rank < 0 || rank >= static_cast<int64_t>(session->deviceProfiles.size()))
+    return error(TPRT_INVALID_ARGUMENT, "no device profile for rank ", rank,
+                 " of ", session->deviceProfiles.size());
+  if (tprt_status s = checkOptionsSize(profile, "tprt_device_profile"))
+    return s;
+  // Only the fields the caller's struct has.
+  tprt_device_profile copy = session->deviceProfiles[rank];
+  uint32_t size = std::min<uint32_t>(profile->struct_size, sizeof(copy));
+  copy.struct_size = profile->struct_size;
+  std::memcpy(profile, &copy, size);
   return nullptr;
 }
 

@@ -107,6 +107,25 @@ TEST(WorldTest, OptionsAreReadUpToTheirStructSize) {
   tprt_session_destroy(session);
 }
 
+TEST(WorldTest, DeviceProfilesComeOnlyFromTimedGpuRuns) {
+  tprt_mesh mesh{1, {2}};
+  tprt_session_options options = TPRT_SESSION_OPTIONS_INIT;
+  options.device_timing = 1; // accepted on the CPU, where it times nothing
+  tprt_session *session = nullptr;
+  tprt_status status = tprt_session_create(&mesh, &options, &session);
+  ASSERT_EQ(status, nullptr) << tprt_status_message(status);
+  tprt_device_profile profile = TPRT_DEVICE_PROFILE_INIT;
+  status = tprt_session_device_profile(session, 0, &profile);
+  ASSERT_EQ(tprt_status_code(status), TPRT_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(tprt_status_message(status))
+                .find("not on a GPU world with "
+                      "tprt_session_options.device_timing"),
+            std::string::npos)
+      << tprt_status_message(status);
+  tprt_status_free(status);
+  tprt_session_destroy(session);
+}
+
 TEST(WorldTest, BadMeshIsAnError) {
   tprt_mesh mesh{1, {0}};
   tprt_world *world = nullptr;

@@ -120,7 +120,9 @@ const char *kHelp =
     "  --timeout-ms N               how long a rank waits for its group\n"
     "                               (default 60000 or TPRT_TIMEOUT_MS)\n"
     "  --profile                    time by kind of op: GEMMs, collectives,\n"
-    "                               the rest\n"
+    "                               the rest; on GPU ranks also device time\n"
+    "                               (CUDA events) of kernels, GEMMs,\n"
+    "                               collectives and copies\n"
     "  --repeat N                   run N times, print the best wall time\n"
     "  --sequence-parallel          compile with --tp-spmd's "
     "sequence-parallel\n"
@@ -498,6 +500,53 @@ struct RunResult {
   int64_t numRanks = 1;
 };
 
+/// On GPU ranks, --profile's device times (CUDA events on each rank's
+/// stream), summed over ranks; the host-side figures above are enqueue times.
+void printDeviceProfile(const tprt_session *session, int64_t numRanks,
+                        const tprt_rank_profile &host) {
+  tprt_device_profile total = TPRT_DEVICE_PROFILE_INIT;
+  for (int64_t r = 0; r < numRanks; ++r) {
+    tprt_device_profile p = TPRT_DEVICE_PROFILE_INIT;
+    if (tprt_status st = tprt_session_device_profile(session, r, &p))
+      failStatus("device profile", st);
+    total.kernel_launches += p.kernel_launches;
+    total.kernel_seconds += p.kernel_seconds;
+    total.gemm_calls += p.gemm_calls;
+    total.gemm_seconds += p.gemm_seconds;
+    total.copies += p.copies;
+    total.copy_seconds += p.copy_seconds;
+    for (int k = 0; k < TPRT_NUM_COLLECTIVE_KINDS; ++k) {
+      total.collective_calls[k] += p.collective_calls[k];
+      total.collective_seconds[k] += p.collective_seconds[k];
+    }
+  }
+  std::cout << "device time (CUDA events on each rank's stream, all ranks "
+               "together):\n";
+  if (total.kernel_launches)
+    std::printf("  %-15s %6lld launches %21s %10.3f ms\n", "kernels",
+                static_cast<long long>(total.kernel_launches), "",
+                total.kernel_seconds * 1e3);
+  if (total.gemm_calls)
+    std::printf("  %-15s %6lld calls %9.3f GFLOP %10.3f ms  %8.1f TFLOP/s\n",
+                "gemm", static_cast<long long>(total.gemm_calls),
+                host.gemm_flops / 1e9, total.gemm_seconds * 1e3,
+                total.gemm_seconds > 0
+                    ? host.gemm_flops / total.gemm_seconds / 1e12
+                    : 0.0);
+  for (int k = 0; k < TPRT_NUM_COLLECTIVE_KINDS; ++k)
+    if (total.collective_calls[k])
+      std::printf(
+          "  %-15s %6lld calls %12lld bytes %10.3f ms\n",
+          tprt_collective_kind_name(static_cast<tprt_collective_kind>(k)),
+          static_cast<long long>(total.collective_calls[k]),
+          static_cast<long long>(host.comm.bytes[k]),
+          total.collective_seconds[k] * 1e3);
+  if (total.copies)
+    std::printf("  %-15s %6lld copies %23s %10.3f ms\n", "device copies",
+                static_cast<long long>(total.copies), "",
+                total.copy_seconds * 1e3);
+}
+
 /// Runs `function`; `partialSeed` (0: none) splits pending-sum inputs into
 /// random terms (tprt_session_options).
 RunResult run(const Options &o, const std::string &comm,
@@ -519,6 +568,7 @@ RunResult run(const Options &o, const std::string &comm,
   options.timeout_ms = o.timeoutMs;
   options.backend = comm.c_str();
   options.partial_seed = partialSeed;
+  options.device_timing = o.profile && o.cuda;
   if (tprt_status s = tprt_session_create(mesh, &options, &r.session))
     failStatus("cannot create a session", s);
   std::vector<tprt_host_tensor> in, out;
@@ -660,6 +710,8 @@ int runOne(const Options &o, tprt_program *program, int32_t function,
     std::printf("  %-15s %38.3f ms\n", "other ops",
                 std::max(0.0, total.total_seconds - accounted) * 1e3);
     std::printf("  slowest rank %.3f ms\n", busiest * 1e3);
+    if (o.cuda)
+      printDeviceProfile(result.session, result.numRanks, total);
   }
 
   // 4. The unsharded reference.

@@ -484,7 +484,8 @@ typedef struct tprt_cuda_info {
   int32_t nccl_version;
 } tprt_cuda_info;
 
-#define TPRT_CUDA_INFO_INIT { (uint32_t)sizeof(tprt_cuda_info), 0, 0, 0, 0 }
+#define TPRT_CUDA_INFO_INIT                                                    \
+  { (uint32_t)sizeof(tprt_cuda_info), 0, 0, 0, 0 }
 
 /* Fills `info` with what this process finds of CUDA (every library it can
  * open, whether or not the others are there) and returns OK when programs
@@ -571,12 +572,16 @@ typedef struct tprt_session_options {
    * terms, one per member, that add up to the value (as tp-run --verify
    * does, so that a collective that copies instead of summing is caught). */
   uint64_t partial_seed;
+  /* Nonzero: on a GPU world, time every kernel launch, GEMM, collective and
+   * device copy of a run with CUDA events on the rank's stream
+   * (tprt_session_device_profile). Each timed op costs two event records. */
+  int32_t device_timing;
 } tprt_session_options;
 
 /* Defaults: the default timeout, the "local" backend, pending sums on the
- * first member. */
+ * first member, no device timing. */
 #define TPRT_SESSION_OPTIONS_INIT                                              \
-  { (uint32_t)sizeof(tprt_session_options), 0, NULL, 0 }
+  { (uint32_t)sizeof(tprt_session_options), 0, NULL, 0, 0 }
 
 /* `options` may be NULL. */
 TPRT_API tprt_status tprt_session_create(const tprt_mesh *mesh,
@@ -625,6 +630,33 @@ typedef struct tprt_rank_profile {
 TPRT_API tprt_status tprt_session_profile(const tprt_session *session,
                                           int64_t rank,
                                           tprt_rank_profile *profile);
+/* Where one GPU rank's device time went in the last run, by kind of op, from
+ * CUDA events on its stream (tprt_session_options.device_timing): the
+ * program's kernels, GEMMs (cuBLAS), each kind of collective (from the
+ * moment it was enqueued behind the rank's earlier work: waiting for the
+ * peers included), and device copies (all_slice, uploads of constants). */
+typedef struct tprt_device_profile {
+  /* sizeof(tprt_device_profile), set by TPRT_DEVICE_PROFILE_INIT. */
+  uint32_t struct_size;
+  int64_t kernel_launches;
+  double kernel_seconds;
+  int64_t gemm_calls;
+  double gemm_seconds;
+  int64_t collective_calls[TPRT_NUM_COLLECTIVE_KINDS];
+  double collective_seconds[TPRT_NUM_COLLECTIVE_KINDS];
+  int64_t copies;
+  double copy_seconds;
+} tprt_device_profile;
+
+#define TPRT_DEVICE_PROFILE_INIT                                               \
+  { (uint32_t)sizeof(tprt_device_profile), 0, 0, 0, 0, {0}, {0}, 0, 0 }
+
+/* TPRT_INVALID_ARGUMENT unless the session's last run was on a GPU world with
+ * device_timing. */
+TPRT_API tprt_status tprt_session_device_profile(const tprt_session *session,
+                                                 int64_t rank,
+                                                 tprt_device_profile *profile);
+
 /* What the rank context recorded of GEMMs so far. */
 TPRT_API void tprt_rank_context_gemm_stats(const tprt_rank_context *ctx,
                                            int64_t *calls, double *flops,

@@ -84,6 +84,100 @@ tprt_status CudaRank::kernel(const void *image, const char *name,
   return nullptr;
 }
 
+CUevent CudaRank::event() {
+  if (!idleEvents.empty()) {
+    CUevent e = idleEvents.back();
+    idleEvents.pop_back();
+    return e;
+  }
+  CUevent e = nullptr;
+  if (tprt_status s = check(cu->cuEventCreate(&e, CU_EVENT_DEFAULT),
+                            "cuEventCreate (device timing)")) {
+    if (!timingError)
+      timingError = s;
+    else
+      tprt_status_free(s);
+    return nullptr;
+  }
+  return e;
+}
+
+CudaRank::Span CudaRank::begin(int kind) {
+  Span span;
+  if (!timing || timingError)
+    return span;
+  span.start = event();
+  if (!span.start)
+    return span;
+  if (CUresult r = cu->cuEventRecord(span.start, stream); r != CUDA_SUCCESS) {
+    timingError = check(r, "cuEventRecord (device timing)");
+    idleEvents.push_back(span.start);
+    return Span();
+  }
+  span.kind = kind;
+  return span;
+}
+
+void CudaRank::end(const Span &span) {
+  if (span.kind < 0)
+    return;
+  CUevent stop = timingError ? nullptr : event();
+  if (!stop) {
+    idleEvents.push_back(span.start);
+    return;
+  }
+  if (CUresult r = cu->cuEventRecord(stop, stream); r != CUDA_SUCCESS) {
+    if (!timingError)
+      timingError = check(r, "cuEventRecord (device timing)");
+    idleEvents.push_back(span.start);
+    idleEvents.push_back(stop);
+    return;
+  }
+  spans.push_back({span.kind, span.start, stop});
+}
+
+void CudaRank::startTiming() {
+  timing = true;
+  tprt_status_free(timingError);
+  timingError = nullptr;
+}
+
+tprt_status CudaRank::takeTiming(tprt_device_profile *profile) {
+  timing = false;
+  *profile = TPRT_DEVICE_PROFILE_INIT;
+  tprt_status status = timingError;
+  timingError = nullptr;
+  for (const Timed &t : spans) {
+    float ms = 0;
+    if (!status)
+      status = check(cu->cuEventElapsedTime(&ms, t.start, t.end),
+                     "cuEventElapsedTime");
+    double seconds = static_cast<double>(ms) * 1e-3;
+    switch (t.kind) {
+    case Kernel:
+      profile->kernel_launches += 1;
+      profile->kernel_seconds += seconds;
+      break;
+    case Gemm:
+      profile->gemm_calls += 1;
+      profile->gemm_seconds += seconds;
+      break;
+    case Copy:
+      profile->copies += 1;
+      profile->copy_seconds += seconds;
+      break;
+    default:
+      profile->collective_calls[t.kind] += 1;
+      profile->collective_seconds[t.kind] += seconds;
+      break;
+    }
+    idleEvents.push_back(t.start);
+    idleEvents.push_back(t.end);
+  }
+  spans.clear();
+  return status;
+}
+
 tprt_status tprt::cuda::createRank(const Driver *cu, const Cublas *blas,
                                    int64_t rank, int ordinal, CudaRank &out) {
   out.cu = cu;
@@ -121,6 +215,11 @@ void tprt::cuda::destroyRank(CudaRank &rank) {
     rank.blas->cublasDestroy(rank.handle);
   for (auto &[image, module] : rank.modules)
     rank.cu->cuModuleUnload(module);
+  for (const CudaRank::Timed &t : rank.spans)
+    rank.idleEvents.insert(rank.idleEvents.end(), {t.start, t.end});
+  for (CUevent e : rank.idleEvents)
+    rank.cu->cuEventDestroy(e);
+  tprt_status_free(rank.timingError);
   if (rank.stream)
     rank.cu->cuStreamDestroy(rank.stream);
   rank.cu->cuDevicePrimaryCtxRelease(rank.device);
@@ -173,10 +272,13 @@ void cudaUpload(tprt_rank_context *ctx, void *dst, const void *host,
     if (bytes <= 0)
       return nullptr;
     CudaRank &r = rankOf(ctx);
-    return r.check(r.cu->cuMemcpyHtoDAsync(devicePointer(dst), host,
-                                           static_cast<size_t>(bytes),
-                                           r.stream),
-                   "cuMemcpyHtoDAsync");
+    CudaRank::Span span = r.begin(CudaRank::Copy);
+    tprt_status s =
+        r.check(r.cu->cuMemcpyHtoDAsync(devicePointer(dst), host,
+                                        static_cast<size_t>(bytes), r.stream),
+                "cuMemcpyHtoDAsync");
+    r.end(span);
+    return s;
   });
 }
 
@@ -197,7 +299,8 @@ void cudaLaunch(tprt_rank_context *ctx, const void *image, int64_t imageSize,
     CUfunction function = nullptr;
     if (tprt_status s = r.kernel(image, name, &function))
       return s;
-    return r.check(
+    CudaRank::Span span = r.begin(CudaRank::Kernel);
+    tprt_status launched = r.check(
         r.cu->cuLaunchKernel(
             function, static_cast<unsigned>(gridX),
             static_cast<unsigned>(gridY), static_cast<unsigned>(gridZ),
@@ -205,6 +308,8 @@ void cudaLaunch(tprt_rank_context *ctx, const void *image, int64_t imageSize,
             static_cast<unsigned>(blockZ), static_cast<unsigned>(sharedBytes),
             r.stream, params, nullptr),
         "cuLaunchKernel");
+    r.end(span);
+    return launched;
   });
 }
 
@@ -250,12 +355,15 @@ void cudaSgemm(tprt_rank_context *ctx, int32_t transA, int32_t transB,
                int64_t strideA1, int64_t strideB0, int64_t strideB1,
                int64_t strideC0, int64_t strideC1) {
   Clock::time_point start = Clock::now();
+  CudaRank::Span span = rankOf(ctx).begin(CudaRank::Gemm);
   guarded(ctx, [&] {
     return gemm(rankOf(ctx), CUDA_R_32F, sizeof(float), transA, transB, m, n, k,
                 a, lda, b, ldb, c, ldc, batch0, batch1, strideA0, strideA1,
                 strideB0, strideB1, strideC0, strideC1);
   });
-  // Enqueue time: the GEMM itself runs on the stream.
+  rankOf(ctx).end(span);
+  // Enqueue time: the GEMM itself runs on the stream (its device time is the
+  // span's).
   recordGemm(ctx, start, batch0 * batch1 * m * n * k);
 }
 
@@ -266,6 +374,7 @@ void cudaGemmNarrow(tprt_rank_context *ctx, int32_t dtype, int32_t transA,
                     int64_t strideA0, int64_t strideA1, int64_t strideB0,
                     int64_t strideB1, int64_t strideC0, int64_t strideC1) {
   Clock::time_point start = Clock::now();
+  CudaRank::Span span = rankOf(ctx).begin(CudaRank::Gemm);
   guarded(ctx, [&]() -> tprt_status {
     if (dtype != TPRT_F16 && dtype != TPRT_BF16)
       return error(TPRT_INVALID_ARGUMENT, "tprt_rt_gemm_narrow: dtype ", dtype,
@@ -274,6 +383,7 @@ void cudaGemmNarrow(tprt_rank_context *ctx, int32_t dtype, int32_t transA,
                 transA, transB, m, n, k, a, lda, b, ldb, c, ldc, batch0, batch1,
                 strideA0, strideA1, strideB0, strideB1, strideC0, strideC1);
   });
+  rankOf(ctx).end(span);
   recordGemm(ctx, start, batch0 * batch1 * m * n * k);
 }
 
@@ -313,7 +423,48 @@ void cudaAllSlice(tprt_rank_context *ctx, const void *in, void *out,
     copy.dstPitch = static_cast<size_t>(block * inner) * elemSize;
     copy.WidthInBytes = copy.dstPitch;
     copy.Height = static_cast<size_t>(rows);
-    return r.check(r.cu->cuMemcpy2DAsync(&copy, r.stream), "cuMemcpy2DAsync");
+    CudaRank::Span span = r.begin(CudaRank::Copy);
+    tprt_status s =
+        r.check(r.cu->cuMemcpy2DAsync(&copy, r.stream), "cuMemcpy2DAsync");
+    r.end(span);
+    return s;
+  });
+}
+
+// The collectives are the communicator's (the CPU entry points, which check
+// their arguments and keep the failure), timed on the stream.
+
+void cudaAllReduce(tprt_rank_context *ctx, const void *in, void *out,
+                   int64_t count, int32_t dtype, int32_t reduction,
+                   int64_t axes) {
+  timed(rankOf(ctx), TPRT_ALL_REDUCE, [&] {
+    tprt_rt_all_reduce(ctx, in, out, count, dtype, reduction, axes);
+  });
+}
+
+void cudaAllGather(tprt_rank_context *ctx, const void *in, void *out,
+                   const int64_t *shape, int32_t rank, int32_t dim,
+                   int32_t dtype, int64_t axes) {
+  timed(rankOf(ctx), TPRT_ALL_GATHER, [&] {
+    tprt_rt_all_gather(ctx, in, out, shape, rank, dim, dtype, axes);
+  });
+}
+
+void cudaReduceScatter(tprt_rank_context *ctx, const void *in, void *out,
+                       const int64_t *shape, int32_t rank, int32_t dim,
+                       int32_t dtype, int32_t reduction, int64_t axes) {
+  timed(rankOf(ctx), TPRT_REDUCE_SCATTER, [&] {
+    tprt_rt_reduce_scatter(ctx, in, out, shape, rank, dim, dtype, reduction,
+                           axes);
+  });
+}
+
+void cudaAllToAll(tprt_rank_context *ctx, const void *in, void *out,
+                  const int64_t *shape, int32_t rank, int32_t splitDim,
+                  int32_t concatDim, int32_t dtype, int64_t axes) {
+  timed(rankOf(ctx), TPRT_ALL_TO_ALL, [&] {
+    tprt_rt_all_to_all(ctx, in, out, shape, rank, splitDim, concatDim, dtype,
+                       axes);
   });
 }
 
@@ -355,24 +506,24 @@ tprt_status CudaRanks::copyToHost(int64_t rank, void *dst, const void *src,
       "cuMemcpyDtoHAsync");
 }
 
+tprt_status CudaRanks::startTiming(int64_t rank) {
+  gpu(rank).startTiming();
+  return nullptr;
+}
+
+tprt_status CudaRanks::takeTiming(int64_t rank, tprt_device_profile *profile) {
+  return gpu(rank).takeTiming(profile);
+}
+
 tprt_status CudaRanks::synchronize(int64_t rank) {
   return gpu(rank).wait(rankCommunicator(rank));
 }
 
 const tprt_rt_table *tprt::cuda::cudaFunctions() {
   static const tprt_rt_table table = {
-      TPRT_RT_ABI_VERSION,
-      tprt_rt_all_reduce,
-      tprt_rt_all_gather,
-      tprt_rt_reduce_scatter,
-      tprt_rt_all_to_all,
-      cudaAllSlice,
-      tprt_rt_axis_index,
-      cudaSgemm,
-      cudaGemmNarrow,
-      cudaAlloc,
-      cudaFree,
-      cudaUpload,
+      TPRT_RT_ABI_VERSION, cudaAllReduce, cudaAllGather,      cudaReduceScatter,
+      cudaAllToAll,        cudaAllSlice,  tprt_rt_axis_index, cudaSgemm,
+      cudaGemmNarrow,      cudaAlloc,     cudaFree,           cudaUpload,
       cudaLaunch,
   };
   return &table;

@@ -52,7 +52,45 @@ struct CudaRank {
   /// Kernel `name` of `image` (a cubin, PTX or fatbin), the image loaded on
   /// first use.
   tprt_status kernel(const void *image, const char *name, CUfunction *out);
+
+  /// Device timing (tprt_session_options.device_timing): each timed op is a
+  /// span, a pair of events recorded around it on the stream; takeTiming
+  /// sums them by kind once the stream has run them. Kinds below
+  /// TPRT_NUM_COLLECTIVE_KINDS are the collectives'.
+  enum SpanKind : int {
+    Kernel = TPRT_NUM_COLLECTIVE_KINDS,
+    Gemm,
+    Copy,
+  };
+  struct Span {
+    int kind = -1; // -1: not timed
+    CUevent start = nullptr;
+  };
+  Span begin(int kind);
+  void end(const Span &span);
+  void startTiming();
+  tprt_status takeTiming(tprt_device_profile *profile);
+  bool timing = false;
+  struct Timed {
+    int kind;
+    CUevent start, end;
+  };
+  std::vector<Timed> spans;
+  /// Events for spans, kept between runs.
+  std::vector<CUevent> idleEvents;
+  /// The first failure to record a span (reported by takeTiming).
+  tprt_status timingError = nullptr;
+
+private:
+  CUevent event();
 };
+
+/// Times `op` as a span of `kind` on `rank`'s stream.
+template <typename Op> void timed(CudaRank &rank, int kind, Op op) {
+  CudaRank::Span span = rank.begin(kind);
+  op();
+  rank.end(span);
+}
 
 /// Opens rank `rank` on GPU `ordinal`: retains the primary context, makes
 /// it current on the calling thread, creates the stream and the cuBLAS
@@ -80,6 +118,8 @@ public:
   tprt_status copyToHost(int64_t rank, void *dst, const void *src,
                          size_t bytes) override;
   tprt_status synchronize(int64_t rank) override;
+  tprt_status startTiming(int64_t rank) override;
+  tprt_status takeTiming(int64_t rank, tprt_device_profile *profile) override;
   const tprt_rt_table *table() const override { return cudaFunctions(); }
   void *rankState(int64_t rank) override { return &gpu(rank); }
 
