@@ -61,6 +61,9 @@ prepare() {
     "$compile" "$src" --unsharded --reference -o "$bundle/models/$name-ref.so" ||
       { echo "gpu-check: $name's reference does not compile" >&2; exit 1; }
   done
+  # Bad input on the GPU: a program for another architecture (sm_100 on an H200).
+  "$compile" "$m/mlp.mlir" --target cuda --gpu-arch sm_100 -o "$bundle/models/bad-arch-sm100.bin" ||
+    { echo "gpu-check: the sm_100 program does not compile" >&2; exit 1; }
   cp "$build/bin/tp-run" "$bundle/bin/"
   cp -L "$build/lib/libtprt.so" "$bundle/lib/"
   # What a bare machine may lack; the C and C++ runtimes are everywhere.
@@ -104,6 +107,17 @@ run() {
       echo "$out" | tail -5 | sed 's/^/    /'
     fi
   done
+  echo "== bad input: a program compiled for sm_100 (expected: exit 2, the rank, cuModuleLoadData)"
+  cp "$models/bad-arch-sm100.bin" "$bundle/bad-arch.so"
+  local bad
+  bad=$("$tprun" "$bundle/bad-arch.so" --backend cuda --random-inputs --timeout-ms 20000 2>&1)
+  local badrc=$?
+  echo "$bad" | tail -2 | sed 's/^/    /'
+  if [ $badrc -ne 2 ] || ! echo "$bad" | grep -q "cuModuleLoadData"; then
+    echo "    UNEXPECTED (rc=$badrc)"
+    failures=$((failures + 1))
+  fi
+  rm -f "$bundle/bad-arch.so"
   echo "== device time by kind of op (CUDA events): GPT-2-small block on 1 rank"
   for name in gpt2-tp1 gpt2-bf16-tp1; do
     "$tprun" "$models/$name.so" --backend cuda --random-inputs --repeat 3 \

@@ -227,6 +227,12 @@ tprt_status createDeviceWorld(const tprt_mesh &mesh,
                               std::chrono::milliseconds timeout,
                               tprt_world **world);
 
+/// The `mpi` backend: this process is one rank of an MPI job over
+/// MPI_COMM_WORLD (MpiCommunicator.cpp); TPRT_UNAVAILABLE without MPI.
+tprt_status createMpiWorld(const tprt_mesh &mesh,
+                           std::chrono::milliseconds timeout,
+                           tprt_world **world);
+
 /// The `nccl` backend: every rank a thread of this process on its own GPU
 /// (cuda/NcclWorld.cpp); TPRT_UNAVAILABLE without the driver or NCCL.
 tprt_status createNcclWorld(const tprt_mesh &mesh,

@@ -29,6 +29,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CollectiveCall.h"
 #include "Internal.h"
 
 #include <atomic>
@@ -43,52 +44,6 @@
 using namespace tprt;
 
 namespace {
-
-/// What a member called; every member of the group must call the same.
-struct Call {
-  tprt_collective_kind kind = TPRT_BARRIER;
-  tprt_dtype dtype = TPRT_F32;
-  tprt_reduction reduction = TPRT_SUM;
-  int32_t rank = 0;
-  int64_t shape[TPRT_MAX_TENSOR_RANK] = {};
-  int32_t dim0 = 0, dim1 = 0;
-
-  bool operator==(const Call &other) const {
-    if (kind != other.kind || dtype != other.dtype ||
-        reduction != other.reduction || rank != other.rank ||
-        dim0 != other.dim0 || dim1 != other.dim1)
-      return false;
-    for (int32_t d = 0; d < rank; ++d)
-      if (shape[d] != other.shape[d])
-        return false;
-    return true;
-  }
-
-  std::string str() const {
-    std::ostringstream os;
-    os << tprt_collective_kind_name(kind);
-    if (kind == TPRT_BARRIER)
-      return os.str();
-    os << " of " << tprt_dtype_name(dtype) << formatShape(shape, rank);
-    switch (kind) {
-    case TPRT_ALL_REDUCE:
-      os << " reduction " << reduction;
-      break;
-    case TPRT_ALL_GATHER:
-      os << " dim " << dim0;
-      break;
-    case TPRT_REDUCE_SCATTER:
-      os << " dim " << dim0 << " reduction " << reduction;
-      break;
-    case TPRT_ALL_TO_ALL:
-      os << " split " << dim0 << " concat " << dim1;
-      break;
-    default:
-      break;
-    }
-    return os.str();
-  }
-};
 
 struct Slot {
   const void *in = nullptr;
@@ -340,7 +295,7 @@ public:
   tprt_status allGather(const void *in, void *out, const int64_t *inShape,
                         int32_t rank, int32_t dim, tprt_dtype dtype,
                         const tprt_axes &axes) override {
-    Call call = shaped(TPRT_ALL_GATHER, dtype, inShape, rank);
+    Call call = shapedCall(TPRT_ALL_GATHER, dtype, inShape, rank);
     call.dim0 = dim;
     size_t elemSize = tprt_dtype_size(dtype);
     return collective(
@@ -364,7 +319,7 @@ public:
                             int32_t rank, int32_t dim, tprt_dtype dtype,
                             tprt_reduction reduction,
                             const tprt_axes &axes) override {
-    Call call = shaped(TPRT_REDUCE_SCATTER, dtype, inShape, rank);
+    Call call = shapedCall(TPRT_REDUCE_SCATTER, dtype, inShape, rank);
     call.dim0 = dim;
     call.reduction = reduction;
     size_t elemSize = tprt_dtype_size(dtype);
@@ -396,7 +351,7 @@ public:
   tprt_status allToAll(const void *in, void *out, const int64_t *inShape,
                        int32_t rank, int32_t splitDim, int32_t concatDim,
                        tprt_dtype dtype, const tprt_axes &axes) override {
-    Call call = shaped(TPRT_ALL_TO_ALL, dtype, inShape, rank);
+    Call call = shapedCall(TPRT_ALL_TO_ALL, dtype, inShape, rank);
     call.dim0 = splitDim;
     call.dim1 = concatDim;
     size_t elemSize = tprt_dtype_size(dtype);
@@ -440,16 +395,6 @@ public:
   bool aborted() const override { return world.aborted.load(); }
 
 private:
-  static Call shaped(tprt_collective_kind kind, tprt_dtype dtype,
-                     const int64_t *shape, int32_t rank) {
-    Call call;
-    call.kind = kind;
-    call.dtype = dtype;
-    call.rank = rank;
-    std::copy(shape, shape + rank, call.shape);
-    return call;
-  }
-
   /// Steps 1-4 of the file comment around `compute`, which fills this
   /// member's output from the published slots.
   template <typename Compute>

@@ -28,6 +28,10 @@ const std::vector<Backend> &tprt::backends() {
        "every rank a thread of this process on one GPU (CUDA programs; "
        "collectives read the peers' device buffers)",
        createDeviceWorld},
+      {"mpi",
+       "every rank a process of an MPI job (mpirun -np N), MPI's "
+       "collectives",
+       createMpiWorld},
       {"nccl",
        "every rank a thread of this process on its own GPU (CUDA programs; "
        "NCCL collectives)",

@@ -8,7 +8,8 @@
 // starts one rank per device of a mesh with the backend under test: threads
 // for `local`; threads on GPUs for `device` and `nccl`, through a proxy that
 // moves the suite's host buffers to device memory and back
-// (DeviceHarness.cpp); processes under mpirun for the MPI backend to come.
+// (DeviceHarness.cpp); processes under mpirun for `mpi` (MpiHarness.cpp, a
+// binary of its own).
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,6 +34,22 @@ public:
   virtual std::string unavailable(int64_t ranks) const {
     (void)ranks;
     return "";
+  }
+  /// Whether a run on `mesh` is possible (an MPI job has a fixed number of
+  /// processes); tests skip the meshes that are not.
+  virtual bool fits(const tprt_mesh &mesh) const {
+    (void)mesh;
+    return true;
+  }
+  /// Whether ranks waiting in different groups (not SPMD) are found as a
+  /// mismatch at once; the `mpi` backend finds them only at the timeout.
+  virtual bool findsCrossGroupWaits() const { return true; }
+  /// After a run: every rank's entry of the statuses a test recorded, where
+  /// ranks are processes (each filled in only its own).
+  virtual void share(std::vector<tprt_code> &codes,
+                     std::vector<std::string> &messages) {
+    (void)codes;
+    (void)messages;
   }
   /// Runs `body` once per device of `mesh`, each with its rank's
   /// communicator, concurrently; returns when all have returned. Ranks wait
