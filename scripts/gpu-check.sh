@@ -9,9 +9,9 @@
 # `prepare` (on the build machine, after the build) compiles every model with
 # tp-compile --target cuda and its unsharded CPU reference (--unsharded
 # --reference), and copies tp-run, libtprt and the libraries `ldd` names that a
-# bare machine may lack (OpenBLAS and its Fortran runtime) into BUNDLE (default
-# build-gpu-check/, an ignored path; about 45 MiB, under the 64 MiB a device run
-# carries). `run` then prints, for the integration models and the GPT-2-small
+# bare machine may lack (OpenBLAS and its Fortran runtime, OpenMPI's libraries)
+# into BUNDLE (default build-gpu-check/, an ignored path; about 48 MiB, under
+# the 64 MiB a device run carries). `run` then prints, for the integration models and the GPT-2-small
 # block (d 768, 12 heads, seq 128, batch 4) on 1, 2, 4 and 8 ranks sharing the
 # GPU: --verify PASS/FAIL against the CPU reference and the best time of 5 runs;
 # for the Llama-7B-sized layer (d 4096, 32 heads, MLP 11008, seq 2048, bf16) on
@@ -66,10 +66,13 @@ prepare() {
     { echo "gpu-check: the sm_100 program does not compile" >&2; exit 1; }
   cp "$build/bin/tp-run" "$bundle/bin/"
   cp -L "$build/lib/libtprt.so" "$bundle/lib/"
-  # What a bare machine may lack; the C and C++ runtimes are everywhere.
+  # What a bare machine may lack (OpenBLAS and its Fortran runtime, OpenMPI's
+  # libraries, which libtprt links for its mpi backend); the C and C++ runtimes
+  # are everywhere.
   ldd "$build/lib/libtprt.so" | awk '/=> \// {print $3}' | while read -r lib; do
     case $(basename "$lib") in
-      libopenblas*|libgfortran*|libquadmath*) cp -L "$lib" "$bundle/lib/" ;;
+      libc.so*|libm.so*|libstdc++*|libgcc_s*|ld-linux*|libdl.so*|libpthread*|librt.so*) ;;
+      *) cp -L "$lib" "$bundle/lib/" ;;
     esac
   done
   cp "$root/bench/torch_block.py" "$bundle/"
