@@ -56,7 +56,7 @@ runtime)
       --output-junit "$main_build/sanitize-$kind-runtime.xml") || status=1
     # tp-run finds tp-compile beside itself.
     ln -sf "$main_build/bin/tp-compile" "$dir/bin/tp-compile"
-    "$lit" -sv --param tp_run="$dir/bin/tp-run" \
+    "$lit" -sv --param tp_run="$dir/bin/tp-run" --param tp_run_has_cuda=0 \
       --xunit-xml-output="$main_build/sanitize-$kind-integration.xml" \
       "$main_build/test/Integration" || status=1
   done

@@ -32,6 +32,22 @@ llvm_config.add_tool_substitutions(tools, [config.tp_tools_dir, config.llvm_tool
 config.substitutions.append(("%tp_src_root", config.tp_src_root))
 config.substitutions.append(("%tp_obj_root", config.tp_obj_root))
 
+# The tp-run under test was built with CUDA (a sanitized one, --param tp_run=..., is
+# not: scripts/sanitize.sh also passes --param tp_run_has_cuda=0).
+if config.tp_has_cuda and lit_config.params.get("tp_run_has_cuda", "1") != "0":
+    config.available_features.add("tp-run-cuda")
+
+# MPI (the mpi backend; mpirun -np N tp-run): %mpirun runs as root too, oversubscribed,
+# over shared memory; under AddressSanitizer OpenMPI's own leaks are not reported.
+if config.tp_has_mpi and config.tp_mpiexec:
+    config.available_features.add("mpi")
+    asan = os.environ.get("ASAN_OPTIONS", "")
+    config.substitutions.append(("%mpirun", " ".join([
+        "env", "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
+        "ASAN_OPTIONS=" + (asan + ":" if asan else "") + "detect_leaks=0",
+        config.tp_mpiexec, "--oversubscribe", "--mca", "btl", "self,vader",
+        "--mca", "btl_vader_single_copy_mechanism", "none"])))
+
 if config.tp_has_cuda:
     config.available_features.add("cuda")
     # The toolkit (ptxas, libdevice) for gpu-module-to-binary.

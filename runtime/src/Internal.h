@@ -182,6 +182,23 @@ struct DeviceRanks {
                                  tprt_device_profile *profile) = 0;
 };
 
+/// What a world whose ranks live in several processes (`mpi`: one rank a
+/// process) offers a session, which then runs only this process's rank:
+/// rank 0 sends the others their inputs and receives their results. Each
+/// call waits at most the world's timeout and works after an abort too (a
+/// failed run still reports to rank 0); bytes go through staging copies, so
+/// a call given up on never leaves MPI with the caller's buffer.
+struct Processes {
+  virtual ~Processes() = default;
+  /// This process's rank (the mesh rank it drives) and the process count.
+  virtual int64_t rank() const = 0;
+  virtual int64_t size() const = 0;
+  /// Every process's `bytes` of `mine`, in rank order, into `all`.
+  virtual tprt_status allGather(const void *mine, size_t bytes, void *all) = 0;
+  virtual tprt_status send(int64_t to, const void *data, size_t bytes) = 0;
+  virtual tprt_status receive(int64_t from, void *data, size_t bytes) = 0;
+};
+
 } // namespace tprt
 
 /// The ranks of one mesh that live in this process, connected by one
@@ -196,6 +213,8 @@ struct tprt_world_s {
   virtual tprt_communicator *communicator(int64_t rank) = 0;
   /// Device memory and streams, for a world of GPU ranks; null on the CPU.
   virtual tprt::DeviceRanks *device() { return nullptr; }
+  /// For a world spread over processes; null when every rank is here.
+  virtual tprt::Processes *processes() { return nullptr; }
 };
 
 namespace tprt {

@@ -112,6 +112,9 @@ struct Notice {
   char message[500] = {};
 };
 constexpr int kNoticeTag = 7;
+/// The session's own messages (inputs, results) on the world's communicator.
+constexpr int kSessionTag = 11;
+constexpr size_t kChunk = size_t{1} << 30;
 
 std::optional<MPI_Datatype> mpiType(tprt_dtype dtype) {
   switch (dtype) {
@@ -252,7 +255,7 @@ private:
   MpiWorld &world;
 };
 
-class MpiWorld final : public tprt_world_s {
+class MpiWorld final : public tprt_world_s, public Processes {
 public:
   ~MpiWorld() override {
     communicatorPtr.reset();
@@ -336,6 +339,76 @@ public:
   const std::vector<int64_t> &localRanks() const override { return ranks; }
   tprt_communicator *communicator(int64_t rank) override {
     return rank == myRank ? communicatorPtr.get() : nullptr;
+  }
+
+  Processes *processes() override { return this; }
+
+  // Processes: point to point on the world's own communicator (collectives
+  // run on the sub-communicators), chunks of at most 1 GiB.
+  int64_t rank() const override { return myRank; }
+  int64_t size() const override { return tprt_mesh_num_devices(&meshShape); }
+
+  tprt_status allGather(const void *mine, size_t bytes, void *all) override {
+    auto p = std::make_unique<Pending>();
+    p->send.assign(static_cast<const char *>(mine),
+                   static_cast<const char *>(mine) + bytes);
+    p->recv.resize(bytes * static_cast<size_t>(size()));
+    if (bytes > static_cast<size_t>(INT_MAX))
+      return error(TPRT_INVALID_ARGUMENT, "mpi: all_gather of ", bytes,
+                   " bytes between processes");
+    if (int rc = MPI_Iallgather(
+            p->send.data(), static_cast<int>(bytes), MPI_BYTE, p->recv.data(),
+            static_cast<int>(bytes), MPI_BYTE, comm, &p->request);
+        rc != MPI_SUCCESS)
+      return mpiError(rc, "MPI_Iallgather");
+    if (tprt_status s = waitSession(p, "the processes' exchange"))
+      return s;
+    std::memcpy(all, p->recv.data(), p->recv.size());
+    return nullptr;
+  }
+
+  tprt_status send(int64_t to, const void *data, size_t bytes) override {
+    const char *from = static_cast<const char *>(data);
+    for (size_t done = 0; done < bytes || (bytes == 0 && done == 0);) {
+      size_t chunk = std::min(bytes - done, kChunk);
+      auto p = std::make_unique<Pending>();
+      p->send.assign(from + done, from + done + chunk);
+      if (int rc =
+              MPI_Isend(p->send.data(), static_cast<int>(chunk), MPI_BYTE,
+                        static_cast<int>(to), kSessionTag, comm, &p->request);
+          rc != MPI_SUCCESS)
+        return mpiError(rc, "MPI_Isend");
+      std::string what = "sending rank " + std::to_string(to) + " its data";
+      if (tprt_status s = waitSession(p, what.c_str()))
+        return s;
+      done += chunk;
+      if (bytes == 0)
+        break;
+    }
+    return nullptr;
+  }
+
+  tprt_status receive(int64_t from, void *data, size_t bytes) override {
+    char *to = static_cast<char *>(data);
+    for (size_t done = 0; done < bytes || (bytes == 0 && done == 0);) {
+      size_t chunk = std::min(bytes - done, kChunk);
+      auto p = std::make_unique<Pending>();
+      p->recv.resize(std::max<size_t>(chunk, 1));
+      if (int rc =
+              MPI_Irecv(p->recv.data(), static_cast<int>(chunk), MPI_BYTE,
+                        static_cast<int>(from), kSessionTag, comm, &p->request);
+          rc != MPI_SUCCESS)
+        return mpiError(rc, "MPI_Irecv");
+      std::string what = "receiving rank " + std::to_string(from) + "'s data";
+      if (tprt_status s = waitSession(p, what.c_str()))
+        return s;
+      if (chunk)
+        std::memcpy(to + done, p->recv.data(), chunk);
+      done += chunk;
+      if (bytes == 0)
+        break;
+    }
+    return nullptr;
   }
 
   MPI_Comm group(const tprt_axes &axes) const {
@@ -497,6 +570,34 @@ public:
       std::this_thread::yield();
     }
     return false;
+  }
+
+  /// Waits for a request of the session's own exchanges: only the timeout
+  /// stops it (a failed run still reports its status to rank 0).
+  tprt_status waitSession(std::unique_ptr<Pending> &p, const char *what) {
+    Clock::time_point deadline = Clock::now() + timeout;
+    for (int spins = 0;; ++spins) {
+      int done = 0;
+      if (int rc = MPI_Test(&p->request, &done, MPI_STATUS_IGNORE);
+          rc != MPI_SUCCESS) {
+        park(std::move(p));
+        return mpiError(rc, "MPI_Test");
+      }
+      if (done)
+        return nullptr;
+      if (Clock::now() > deadline) {
+        std::ostringstream os;
+        os << "rank " << myRank << " timed out after " << timeout.count()
+           << " ms " << what;
+        abort(TPRT_TIMEOUT, os.str());
+        park(std::move(p));
+        return error(TPRT_TIMEOUT, os.str());
+      }
+      if (spins < 1000)
+        std::this_thread::yield();
+      else
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
   }
 
   void park(std::unique_ptr<Pending> p) {

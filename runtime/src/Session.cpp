@@ -4,12 +4,13 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// A run on the session's backend (every rank in this process):
+// A run on the session's backend makes a fresh world. With every rank in
+// this process it:
 //  1. checks the inputs and outputs against the manifest;
 //  2. cuts each rank's shard of every input (tprt_scatter_shard) and gives it
 //     a zeroed buffer per result;
-//  3. starts one thread per rank on a fresh world, each calling the
-//     function's entry point with its rank context;
+//  3. starts one thread per rank, each calling the function's entry point
+//     with its rank context;
 //  4. waits for the ranks; one still computing `timeout_ms` after another
 //     finished is abandoned (its thread owns a reference to the run's state,
 //     so nothing it touches is freed under it);
@@ -17,6 +18,14 @@
 //     another rank's abort), else gathers every result
 //     (tprt_gather_shards) and keeps each rank's own copy for
 //     tprt_session_local_result.
+// On a world spread over processes (`mpi`, one rank a process; every process
+// calls tprt_session_run with the same program) runDistributed does the same
+// with messages: the processes first check they loaded the same program
+// (checksum and function), rank 0 checks the inputs (only its own are read)
+// and sends every process its shards or its refusal, each process runs its
+// rank, and every process sends rank 0 its status, statistics, profile and
+// results; rank 0 alone returns the gathered results, the root cause of a
+// failure, and every rank's figures and local results.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,6 +39,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <sstream>
 #include <thread>
 #include <type_traits>
 
@@ -311,41 +321,20 @@ void tprt_session_destroy(tprt_session *session) { delete session; }
 
 namespace {
 
-tprt_status runSession(tprt_session *session, const tprt_program *program,
-                       int32_t function, const tprt_host_tensor *inputs,
-                       int32_t num_inputs, tprt_host_tensor *outputs,
-                       int32_t num_outputs) {
-  if (!session || !program)
-    return error(TPRT_INVALID_ARGUMENT, "session or program is null");
-  if (function < 0 || function >= tprt_program_num_functions(program))
-    return error(TPRT_INVALID_ARGUMENT, "no function #", function);
-  const Function &f = program->functions[function];
-  // 1. Target, inputs, outputs, mesh.
-  if (!sameMesh(f.mesh, session->mesh))
-    return error(TPRT_INVALID_ARGUMENT, "function '", f.name,
-                 "' runs on a mesh of shape ",
-                 formatShape(f.mesh.sizes, f.mesh.rank),
-                 "; the session's mesh is ",
-                 formatShape(session->mesh.sizes, session->mesh.rank));
-  if (num_inputs != f.numArgs)
-    return error(TPRT_INVALID_ARGUMENT, "function '", f.name, "' takes ",
-                 f.numArgs, " inputs, got ", num_inputs);
-  if (num_outputs != f.numResults)
-    return error(TPRT_INVALID_ARGUMENT, "function '", f.name, "' returns ",
-                 f.numResults, " results, got room for ", num_outputs);
+/// Checks the inputs and outputs against `f` and makes every rank's buffers:
+/// its input shards (pending sums split into random terms with the session's
+/// partial seed) and zeroed result shards.
+tprt_status makeShards(const tprt_session *session, const Function &f,
+                       const tprt_host_tensor *inputs, int32_t num_inputs,
+                       const tprt_host_tensor *outputs, int32_t num_outputs,
+                       std::vector<std::vector<std::vector<char>>> &buffers) {
   for (int32_t i = 0; i < num_inputs; ++i)
     if (tprt_status status = checkTensor("input", i, f.args[i], inputs[i]))
       return status;
   for (int32_t i = 0; i < num_outputs; ++i)
     if (tprt_status status = checkTensor("output", i, f.results[i], outputs[i]))
       return status;
-
-  // 2. Each rank's buffers.
   int64_t numRanks = tprt_mesh_num_devices(&f.mesh);
-  auto state = std::make_shared<RunState>(numRanks);
-  state->numInputs = static_cast<size_t>(num_inputs);
-  state->deviceTiming = session->deviceTiming;
-  auto &buffers = state->buffers;
   for (int64_t rank = 0; rank < numRanks; ++rank) {
     for (int32_t i = 0; i < num_inputs; ++i) {
       const tprt_tensor_info &info = f.args[i];
@@ -389,25 +378,61 @@ tprt_status runSession(tprt_session *session, const tprt_program *program,
       }
     }
   }
+  return nullptr;
+}
 
-  // 3. Every rank on a fresh world. The ranks share the machine's cores:
-  // OpenBLAS gets its share per rank instead of every core per rank (unless
+tprt_status runDistributed(tprt_session *session, const tprt_program *program,
+                           int32_t function, const tprt_host_tensor *inputs,
+                           int32_t num_inputs, tprt_host_tensor *outputs,
+                           int32_t num_outputs,
+                           const std::shared_ptr<RunState> &state);
+
+tprt_status runSession(tprt_session *session, const tprt_program *program,
+                       int32_t function, const tprt_host_tensor *inputs,
+                       int32_t num_inputs, tprt_host_tensor *outputs,
+                       int32_t num_outputs) {
+  if (!session || !program)
+    return error(TPRT_INVALID_ARGUMENT, "session or program is null");
+  if (function < 0 || function >= tprt_program_num_functions(program))
+    return error(TPRT_INVALID_ARGUMENT, "no function #", function);
+  const Function &f = program->functions[function];
+  // 1. Target, mesh, counts.
+  if (!sameMesh(f.mesh, session->mesh))
+    return error(TPRT_INVALID_ARGUMENT, "function '", f.name,
+                 "' runs on a mesh of shape ",
+                 formatShape(f.mesh.sizes, f.mesh.rank),
+                 "; the session's mesh is ",
+                 formatShape(session->mesh.sizes, session->mesh.rank));
+  if (num_inputs != f.numArgs)
+    return error(TPRT_INVALID_ARGUMENT, "function '", f.name, "' takes ",
+                 f.numArgs, " inputs, got ", num_inputs);
+  if (num_outputs != f.numResults)
+    return error(TPRT_INVALID_ARGUMENT, "function '", f.name, "' returns ",
+                 f.numResults, " results, got room for ", num_outputs);
+
+  // 2. A fresh world; its ranks share the machine's cores: OpenBLAS gets its
+  // share per rank instead of every core per rank (unless
   // OPENBLAS_NUM_THREADS says otherwise).
-  if (!std::getenv("OPENBLAS_NUM_THREADS")) {
-    int cores =
-        static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    openblas_set_num_threads(std::max(
-        1, cores / static_cast<int>(std::min<int64_t>(numRanks, cores))));
-  }
+  int64_t numRanks = tprt_mesh_num_devices(&f.mesh);
+  auto state = std::make_shared<RunState>(numRanks);
+  state->numInputs = static_cast<size_t>(num_inputs);
+  state->deviceTiming = session->deviceTiming;
   tprt_world_options options = TPRT_WORLD_OPTIONS_INIT;
   options.backend = session->backend.c_str();
   options.timeout_ms = session->timeoutMs;
   if (tprt_status status = tprt_world_create(&f.mesh, &options, &state->world))
     return status;
-  if (tprt_world_num_local_ranks(state->world) != numRanks)
-    return error(TPRT_INVALID_ARGUMENT, "backend '", session->backend,
-                 "' drives ", tprt_world_num_local_ranks(state->world), " of ",
-                 numRanks, " ranks in this process; sessions run every rank");
+  int64_t here = tprt_world_num_local_ranks(state->world);
+  if (!std::getenv("OPENBLAS_NUM_THREADS")) {
+    int cores =
+        static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    // Processes of one MPI job on this host share it too.
+    int64_t sharing = here;
+    if (const char *local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE"))
+      sharing *= std::max(1, std::atoi(local));
+    openblas_set_num_threads(std::max(
+        1, cores / static_cast<int>(std::min<int64_t>(sharing, cores))));
+  }
   DeviceRanks *device = state->world->device();
   const char *worldTarget = device ? device->target() : "cpu";
   if (std::strcmp(worldTarget, targetName(program->target)) != 0)
@@ -416,6 +441,22 @@ tprt_status runSession(tprt_session *session, const tprt_program *program,
                  " (tp-compile --target ", targetName(program->target),
                  "); the session's '", session->backend,
                  "' backend runs programs compiled for ", worldTarget);
+  if (state->world->processes())
+    return runDistributed(session, program, function, inputs, num_inputs,
+                          outputs, num_outputs, state);
+  if (here != numRanks)
+    return error(TPRT_INVALID_ARGUMENT, "backend '", session->backend,
+                 "' drives ", here, " of ", numRanks,
+                 " ranks in this process and offers no exchange between "
+                 "processes");
+
+  // 3. Each rank's buffers.
+  auto &buffers = state->buffers;
+  if (tprt_status status = makeShards(session, f, inputs, num_inputs, outputs,
+                                      num_outputs, buffers))
+    return status;
+
+  // 4. Every rank on its thread.
   // Everything a rank needs is allocated here: nothing in a rank's thread
   // can throw.
   for (int64_t rank = 0; rank < numRanks; ++rank)
@@ -435,7 +476,7 @@ tprt_status runSession(tprt_session *session, const tprt_program *program,
     });
   }
 
-  // 4. Wait; a rank still computing `timeoutMs` after another finished is
+  // 5. Wait; a rank still computing `timeoutMs` after another finished is
   // stuck (it is in no collective, or that would have ended it).
   std::vector<int64_t> stuck;
   int64_t timeoutMs = 0;
@@ -483,7 +524,7 @@ tprt_status runSession(tprt_session *session, const tprt_program *program,
   else
     session->deviceProfiles.clear();
 
-  // 5. The root cause of a failure, or the results.
+  // 6. The root cause of a failure, or the results.
   tprt_status failure = nullptr;
   for (tprt_status &status : state->statuses)
     if (status && (!failure || (tprt_status_code(failure) == TPRT_ABORTED &&
@@ -502,6 +543,192 @@ tprt_status runSession(tprt_session *session, const tprt_program *program,
       return status;
   }
   session->localResults.assign(numRanks, {});
+  for (int64_t rank = 0; rank < numRanks; ++rank)
+    for (int32_t i = 0; i < num_outputs; ++i)
+      session->localResults[rank].push_back(
+          std::move(buffers[rank][num_inputs + i]));
+  return nullptr;
+}
+
+/// What rank 0 tells each process before a distributed run, and what each
+/// process tells rank 0 after it: a status, then (when OK) the data.
+struct Header {
+  int32_t code = TPRT_OK;
+  char message[1000] = {};
+  void set(tprt_status status) {
+    code = tprt_status_code(status);
+    if (status)
+      std::strncpy(message, tprt_status_message(status), sizeof(message) - 1);
+  }
+};
+struct ResultHeader {
+  Header status;
+  tprt_rank_profile profile = {};
+  tprt_comm_stats stats = {};
+  double seconds = 0;
+};
+
+/// One rank a process (an MPI world): the processes check they run the same
+/// program, rank 0 checks the inputs and sends every process its shards,
+/// each runs its rank, and rank 0 receives every rank's results, statistics
+/// and status, and gathers. Only rank 0 returns the results (and the
+/// session's statistics, profiles and local results of every rank).
+tprt_status runDistributed(tprt_session *session, const tprt_program *program,
+                           int32_t function, const tprt_host_tensor *inputs,
+                           int32_t num_inputs, tprt_host_tensor *outputs,
+                           int32_t num_outputs,
+                           const std::shared_ptr<RunState> &state) {
+  const Function &f = program->functions[function];
+  Processes &procs = *state->world->processes();
+  int64_t me = procs.rank(), numRanks = procs.size();
+  // 1. The same program and function everywhere, before any collective.
+  struct Identity {
+    uint64_t checksum;
+    int64_t function;
+  };
+  Identity mine{tprt_program_checksum(program), function};
+  std::vector<Identity> all(static_cast<size_t>(numRanks));
+  if (tprt_status s = procs.allGather(&mine, sizeof(Identity), all.data()))
+    return s;
+  for (int64_t r = 1; r < numRanks; ++r)
+    if (all[r].checksum != all[0].checksum ||
+        all[r].function != all[0].function) {
+      std::ostringstream os;
+      os << std::hex << "the processes run different programs: rank "
+         << std::dec << r << " loaded checksum " << std::hex << all[r].checksum
+         << std::dec << " function #" << all[r].function << ", rank 0 "
+         << std::hex << "checksum " << all[0].checksum << std::dec
+         << " function #" << all[0].function
+         << " (every process must load the same library)";
+      return error(TPRT_MISMATCH, os.str());
+    }
+
+  // 2. Inputs: rank 0 makes every rank's shards and sends them.
+  auto &buffers = state->buffers;
+  if (me == 0) {
+    tprt_status bad = makeShards(session, f, inputs, num_inputs, outputs,
+                                 num_outputs, buffers);
+    Header header;
+    header.set(bad);
+    for (int64_t r = 1; r < numRanks; ++r) {
+      if (tprt_status s = procs.send(r, &header, sizeof(header))) {
+        tprt_status_free(bad);
+        return s;
+      }
+      if (bad)
+        continue;
+      for (int32_t i = 0; i < num_inputs; ++i)
+        if (tprt_status s =
+                procs.send(r, buffers[r][i].data(), buffers[r][i].size()))
+          return s;
+      // Only rank 0 keeps its own buffers.
+      buffers[r].clear();
+      buffers[r].shrink_to_fit();
+    }
+    if (bad)
+      return bad;
+  } else {
+    Header header;
+    if (tprt_status s = procs.receive(0, &header, sizeof(header)))
+      return s;
+    if (header.code != TPRT_OK) {
+      header.message[sizeof(header.message) - 1] = 0;
+      return error(static_cast<tprt_code>(header.code),
+                   "rank 0 refused the run: ", header.message);
+    }
+    for (int32_t i = 0; i < num_inputs; ++i) {
+      const tprt_tensor_info &info = f.args[i];
+      int64_t local[TPRT_MAX_TENSOR_RANK];
+      tprt_shard_shape(&f.mesh, &info.sharding, info.shape, local);
+      buffers[me].emplace_back(bytesOf(info, local));
+      if (tprt_status s = procs.receive(0, buffers[me].back().data(),
+                                        buffers[me].back().size()))
+        return s;
+    }
+    for (int32_t i = 0; i < num_outputs; ++i) {
+      const tprt_tensor_info &info = f.results[i];
+      int64_t local[TPRT_MAX_TENSOR_RANK];
+      tprt_shard_shape(&f.mesh, &info.sharding, info.shape, local);
+      buffers[me].emplace_back(bytesOf(info, local));
+    }
+  }
+
+  // 3. This process's rank, on this thread.
+  for (std::vector<char> &buffer : buffers[me])
+    state->pointers[me].push_back(buffer.data());
+  tprt_status status = runRank(*state, f.entry, me);
+
+  // 4. Every rank's status, figures and results to rank 0.
+  if (me != 0) {
+    ResultHeader result;
+    result.status.set(status);
+    result.profile = state->profiles[me];
+    result.stats = state->stats[me];
+    result.seconds = state->seconds[me];
+    if (tprt_status s = procs.send(0, &result, sizeof(result))) {
+      tprt_status_free(status);
+      return s;
+    }
+    if (!status)
+      for (int32_t i = 0; i < num_outputs; ++i) {
+        const std::vector<char> &out = buffers[me][num_inputs + i];
+        if (tprt_status s = procs.send(0, out.data(), out.size()))
+          return s;
+      }
+    return status;
+  }
+  std::vector<tprt_status> statuses(static_cast<size_t>(numRanks), nullptr);
+  statuses[0] = status;
+  tprt_status lost = nullptr;
+  for (int64_t r = 1; r < numRanks && !lost; ++r) {
+    ResultHeader result;
+    if ((lost = procs.receive(r, &result, sizeof(result))))
+      break;
+    state->profiles[r] = result.profile;
+    state->stats[r] = result.stats;
+    state->seconds[r] = result.seconds;
+    if (result.status.code != TPRT_OK) {
+      result.status.message[sizeof(result.status.message) - 1] = 0;
+      statuses[r] = error(static_cast<tprt_code>(result.status.code),
+                          result.status.message);
+      continue;
+    }
+    buffers[r].assign(static_cast<size_t>(num_inputs), {});
+    for (int32_t i = 0; i < num_outputs; ++i) {
+      const tprt_tensor_info &info = f.results[i];
+      int64_t local[TPRT_MAX_TENSOR_RANK];
+      tprt_shard_shape(&f.mesh, &info.sharding, info.shape, local);
+      buffers[r].emplace_back(bytesOf(info, local));
+      if ((lost = procs.receive(r, buffers[r].back().data(),
+                                buffers[r].back().size())))
+        break;
+    }
+  }
+  session->stats = state->stats;
+  session->seconds = state->seconds;
+  session->profiles = state->profiles;
+  session->deviceProfiles.clear();
+  // The root cause: a rank's own failure over the aborts it caused.
+  tprt_status failure = lost;
+  for (tprt_status &s : statuses)
+    if (s && (!failure || (tprt_status_code(failure) == TPRT_ABORTED &&
+                           tprt_status_code(s) != TPRT_ABORTED)))
+      std::swap(failure, s);
+  for (tprt_status s : statuses)
+    tprt_status_free(s);
+  if (failure)
+    return failure;
+  for (int32_t i = 0; i < num_outputs; ++i) {
+    std::vector<const void *> shards;
+    for (int64_t rank = 0; rank < numRanks; ++rank)
+      shards.push_back(buffers[rank][num_inputs + i].data());
+    const tprt_tensor_info &info = f.results[i];
+    if (tprt_status s =
+            tprt_gather_shards(&f.mesh, &info.sharding, info.shape, info.dtype,
+                               shards.data(), outputs[i].data))
+      return s;
+  }
+  session->localResults.assign(static_cast<size_t>(numRanks), {});
   for (int64_t rank = 0; rank < numRanks; ++rank)
     for (int32_t i = 0; i < num_outputs; ++i)
       session->localResults[rank].push_back(

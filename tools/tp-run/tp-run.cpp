@@ -138,6 +138,17 @@ const char *kHelp =
 /// The temporary directory of this run, removed however tp-run exits.
 std::string temporaryDir;
 
+/// Under an MPI launcher (mpirun -np N tp-run ...) this process is one rank:
+/// its number, from the launcher's environment; -1 outside MPI. Only rank 0
+/// reads inputs, prints, verifies and writes results.
+int64_t mpiRank() {
+  for (const char *name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"})
+    if (const char *value = std::getenv(name))
+      return std::atoll(value);
+  return -1;
+}
+bool isRoot() { return mpiRank() <= 0; }
+
 void removeTemporaryDir() {
   if (temporaryDir.empty())
     return;
@@ -247,6 +258,12 @@ Options parse(int argc, char **argv) {
   if (o.allEntries && (!o.randomInputs || !o.entry.empty()))
     fail("--all-entries runs every function with --random-inputs (and no "
          "--entry)");
+  if (mpiRank() >= 0 && !o.commGiven && !o.cuda)
+    o.comm = "mpi";
+  if (mpiRank() >= 0 && o.cuda)
+    fail("--backend cuda under an MPI launcher: one process per GPU with NCCL "
+         "bootstrapped by MPI is not supported yet; run one tp-run per "
+         "machine without mpirun (--comm device or nccl)");
   if (o.cuda) {
     // The GPU first: without a driver this is the whole story.
     tprt_cuda_info info = TPRT_CUDA_INFO_INIT;
@@ -592,7 +609,16 @@ int runOne(const Options &o, tprt_program *program, int32_t function,
 
   // 2. Inputs, checked before anything runs.
   std::vector<Array> inputs;
-  if (o.randomInputs) {
+  if (!isRoot()) {
+    // Rank 0 reads the inputs and sends each process its shards.
+    for (int32_t i = 0; i < numArgs; ++i) {
+      const tprt_tensor_info *info = tprt_program_arg(program, function, i);
+      Array a;
+      a.dtype = info->dtype;
+      a.shape.assign(info->shape, info->shape + info->rank);
+      inputs.push_back(std::move(a));
+    }
+  } else if (o.randomInputs) {
     std::mt19937_64 rng(o.seed);
     for (int32_t i = 0; i < numArgs; ++i)
       inputs.push_back(
@@ -649,6 +675,11 @@ int runOne(const Options &o, tprt_program *program, int32_t function,
           bestCpu += rankSeconds;
       }
     }
+  }
+  if (!isRoot()) {
+    // The other processes' part ends with their run; rank 0 reports.
+    tprt_session_destroy(result.session);
+    return 0;
   }
   const tprt_mesh *mesh = tprt_program_mesh(program, function);
   std::cout << "ran '" << name << "' on " << result.numRanks
@@ -843,7 +874,7 @@ int main(int argc, char **argv) {
   }
   if (referenceLibrary) {
     reference = referenceModel;
-  } else if (o.verify) {
+  } else if (o.verify && isRoot()) {
     reference = temp + "/reference.so";
     compile(o, referenceModel, reference, /*reference=*/true);
   }
@@ -861,8 +892,9 @@ int main(int argc, char **argv) {
       failed += code != 0;
       worst = std::max(worst, code);
     }
-    std::printf("%d function(s): %d passed, %d failed\n", n, n - failed,
-                failed);
+    if (isRoot())
+      std::printf("%d function(s): %d passed, %d failed\n", n, n - failed,
+                  failed);
     tprt_program_destroy(program);
     cleanup();
     return worst;
