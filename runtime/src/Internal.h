@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -245,6 +246,19 @@ tprt_status createLocalWorld(const tprt_mesh &mesh,
 tprt_status createDeviceWorld(const tprt_mesh &mesh,
                               std::chrono::milliseconds timeout,
                               tprt_world **world);
+
+/// Makes the world of each session run (tprt_world_create by default; the
+/// caller's MPI communicator for tprt_session_create_mpi).
+using WorldMaker = std::function<tprt_status(const tprt_mesh &mesh,
+                                             const tprt_world_options &options,
+                                             tprt_world **world)>;
+
+/// tprt_session_create with the worlds made by `makeWorld` (null: by the
+/// options' backend), named `backend` in messages.
+tprt_status createSession(const tprt_mesh *mesh,
+                          const tprt_session_options *options,
+                          WorldMaker makeWorld, const char *backend,
+                          tprt_session **session);
 
 /// The `mpi` backend: this process is one rank of an MPI job over
 /// MPI_COMM_WORLD (MpiCommunicator.cpp); TPRT_UNAVAILABLE without MPI.

@@ -878,6 +878,50 @@ extern "C" tprt_status tprt_world_create_mpi(const tprt_mesh *mesh,
   return nullptr;
 }
 
+namespace {
+
+/// The session's duplicate of the caller's communicator.
+struct SessionComm {
+  MPI_Comm comm = MPI_COMM_NULL;
+  ~SessionComm() {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (comm != MPI_COMM_NULL && !finalized)
+      MPI_Comm_free(&comm);
+  }
+};
+
+} // namespace
+
+extern "C" tprt_status
+tprt_session_create_mpi(const tprt_mesh *mesh, MPI_Comm comm,
+                        const tprt_session_options *options,
+                        tprt_session **session) {
+  if (!session)
+    return error(TPRT_INVALID_ARGUMENT, "session: output pointer is null");
+  *session = nullptr;
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized)
+    return error(TPRT_INVALID_ARGUMENT,
+                 "tprt_session_create_mpi: MPI is not initialized (call "
+                 "MPI_Init_thread first)");
+  if (tprt_status s = ensureMpi())
+    return s;
+  if (comm == MPI_COMM_NULL)
+    return error(TPRT_INVALID_ARGUMENT,
+                 "tprt_session_create_mpi: comm is MPI_COMM_NULL");
+  auto held = std::make_shared<SessionComm>();
+  if (int rc = MPI_Comm_dup(comm, &held->comm); rc != MPI_SUCCESS)
+    return mpiError(rc, "MPI_Comm_dup");
+  WorldMaker make = [held](const tprt_mesh &worldMesh,
+                           const tprt_world_options &worldOptions,
+                           tprt_world **world) {
+    return tprt_world_create_mpi(&worldMesh, held->comm, &worldOptions, world);
+  };
+  return createSession(mesh, options, std::move(make), "mpi", session);
+}
+
 #else
 
 tprt_status tprt::createMpiWorld(const tprt_mesh &, std::chrono::milliseconds,

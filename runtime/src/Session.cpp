@@ -51,6 +51,16 @@ struct tprt_session_s {
   std::string backend = "local";
   uint64_t partialSeed = 0;
   bool deviceTiming = false;
+  /// Makes each run's world; null: tprt_world_create with `backend`.
+  WorldMaker makeWorld;
+
+  tprt_status createWorld(const tprt_mesh &worldMesh, tprt_world **world) {
+    tprt_world_options options = TPRT_WORLD_OPTIONS_INIT;
+    options.backend = backend.c_str();
+    options.timeout_ms = timeoutMs;
+    return makeWorld ? makeWorld(worldMesh, options, world)
+                     : tprt_world_create(&worldMesh, &options, world);
+  }
   std::vector<tprt_comm_stats> stats;
   std::vector<double> seconds;
   std::vector<tprt_rank_profile> profiles;
@@ -276,18 +286,19 @@ tprt_status runRank(RunState &s, EntryFn entry, int64_t rank) {
 
 } // namespace
 
-extern "C" {
-
-tprt_status tprt_session_create(const tprt_mesh *mesh,
+tprt_status tprt::createSession(const tprt_mesh *mesh,
                                 const tprt_session_options *options,
+                                WorldMaker makeWorld, const char *backendName,
                                 tprt_session **session) {
   if (tprt_status status = tprt_mesh_check(mesh))
     return status;
   if (tprt_status status = checkOptionsSize(options, "tprt_session_options"))
     return status;
   std::unique_ptr<tprt_session_s> created;
-  const char *backend = optionField(options, &tprt_session_options::backend,
-                                    static_cast<const char *>(nullptr));
+  const char *backend =
+      backendName ? backendName
+                  : optionField(options, &tprt_session_options::backend,
+                                static_cast<const char *>(nullptr));
   try {
     created = std::make_unique<tprt_session_s>();
     if (backend && *backend)
@@ -296,6 +307,7 @@ tprt_status tprt_session_create(const tprt_mesh *mesh,
     return error(TPRT_INTERNAL, "session: ", e.what());
   }
   created->mesh = *mesh;
+  created->makeWorld = std::move(makeWorld);
   created->timeoutMs =
       optionField(options, &tprt_session_options::timeout_ms, int64_t{0});
   created->partialSeed =
@@ -304,15 +316,20 @@ tprt_status tprt_session_create(const tprt_mesh *mesh,
       optionField(options, &tprt_session_options::device_timing, int32_t{0}) !=
       0;
   // An unknown backend fails here, not at the first run.
-  tprt_world_options worldOptions = TPRT_WORLD_OPTIONS_INIT;
-  worldOptions.backend = created->backend.c_str();
-  worldOptions.timeout_ms = created->timeoutMs;
   tprt_world *world = nullptr;
-  if (tprt_status status = tprt_world_create(mesh, &worldOptions, &world))
+  if (tprt_status status = created->createWorld(*mesh, &world))
     return status;
   tprt_world_destroy(world);
   *session = created.release();
   return nullptr;
+}
+
+extern "C" {
+
+tprt_status tprt_session_create(const tprt_mesh *mesh,
+                                const tprt_session_options *options,
+                                tprt_session **session) {
+  return createSession(mesh, options, nullptr, nullptr, session);
 }
 
 void tprt_session_destroy(tprt_session *session) { delete session; }
@@ -417,10 +434,7 @@ tprt_status runSession(tprt_session *session, const tprt_program *program,
   auto state = std::make_shared<RunState>(numRanks);
   state->numInputs = static_cast<size_t>(num_inputs);
   state->deviceTiming = session->deviceTiming;
-  tprt_world_options options = TPRT_WORLD_OPTIONS_INIT;
-  options.backend = session->backend.c_str();
-  options.timeout_ms = session->timeoutMs;
-  if (tprt_status status = tprt_world_create(&f.mesh, &options, &state->world))
+  if (tprt_status status = session->createWorld(f.mesh, &state->world))
     return status;
   int64_t here = tprt_world_num_local_ranks(state->world);
   if (!std::getenv("OPENBLAS_NUM_THREADS")) {

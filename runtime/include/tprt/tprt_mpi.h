@@ -44,6 +44,16 @@ TPRT_API tprt_status tprt_world_create_mpi(const tprt_mesh *mesh, MPI_Comm comm,
                                            const tprt_world_options *options,
                                            tprt_world **world);
 
+/* A session whose runs are worlds of the `mpi` backend over `comm` (which the
+ * session duplicates at creation and frees when destroyed): every process of
+ * `comm` creates it, calls tprt_session_run with the same program (rank 0's
+ * inputs are the ones used; only rank 0 receives the results, figures and
+ * local results of every rank) and destroys it, together. `options->backend`
+ * is not read. */
+TPRT_API tprt_status tprt_session_create_mpi(
+    const tprt_mesh *mesh, MPI_Comm comm, const tprt_session_options *options,
+    tprt_session **session);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
