@@ -47,6 +47,14 @@ if config.tp_has_mpi and config.tp_mpiexec:
         "ASAN_OPTIONS=" + (asan + ":" if asan else "") + "detect_leaks=0",
         config.tp_mpiexec, "--oversubscribe", "--mca", "btl", "self,vader",
         "--mca", "btl_vader_single_copy_mechanism", "none"])))
+    # Two hosts as network namespaces (root): mpi-hosts.test, or a note saying why not.
+    import subprocess
+    probe = subprocess.run([os.path.join(config.tp_src_root, "scripts", "mpi-hosts.sh"),
+                            "check"], capture_output=True, text=True)
+    if probe.returncode == 0:
+        config.available_features.add("netns")
+    else:
+        lit_config.note("mpi-hosts.test skipped: " + probe.stdout.strip())
 
 if config.tp_has_cuda:
     config.available_features.add("cuda")
