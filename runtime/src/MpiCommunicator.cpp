@@ -106,6 +106,21 @@ tprt_status ensureMpi() {
   return nullptr;
 }
 
+/// Between two polls of a request: MPI progresses nonblocking collectives
+/// only inside MPI_Test, so a wait polls again at once for its first 20 ms
+/// (every round of a collective gets through without giving up the core,
+/// which on a busy machine costs a scheduler time slice), then yields between
+/// polls until 200 ms, then sleeps 50 us (a long wait costs no core).
+void pause(Clock::time_point waitingSince) {
+  Clock::duration waited = Clock::now() - waitingSince;
+  if (waited < std::chrono::milliseconds(20))
+    return;
+  if (waited < std::chrono::milliseconds(200))
+    std::this_thread::yield();
+  else
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+}
+
 /// What an abort tells the other ranks.
 struct Notice {
   int32_t code = 0;
@@ -468,7 +483,8 @@ public:
                    const Call &call, bool graceOnAbort = false) {
     Clock::time_point deadline = Clock::now() + timeout;
     Clock::time_point graceEnd = Clock::time_point::max();
-    for (int spins = 0;; ++spins) {
+    Clock::time_point start = Clock::now();
+    for (;;) {
       int done = 0;
       if (int rc = MPI_Test(&p->request, &done, MPI_STATUS_IGNORE);
           rc != MPI_SUCCESS) {
@@ -499,10 +515,7 @@ public:
         park(std::move(p));
         return error(TPRT_TIMEOUT, os.str());
       }
-      if (spins < 1000)
-        std::this_thread::yield();
-      else
-        std::this_thread::sleep_for(std::chrono::microseconds(50));
+      pause(start);
     }
   }
 
@@ -576,7 +589,8 @@ public:
   /// stops it (a failed run still reports its status to rank 0).
   tprt_status waitSession(std::unique_ptr<Pending> &p, const char *what) {
     Clock::time_point deadline = Clock::now() + timeout;
-    for (int spins = 0;; ++spins) {
+    Clock::time_point start = Clock::now();
+    for (;;) {
       int done = 0;
       if (int rc = MPI_Test(&p->request, &done, MPI_STATUS_IGNORE);
           rc != MPI_SUCCESS) {
@@ -593,10 +607,7 @@ public:
         park(std::move(p));
         return error(TPRT_TIMEOUT, os.str());
       }
-      if (spins < 1000)
-        std::this_thread::yield();
-      else
-        std::this_thread::sleep_for(std::chrono::microseconds(50));
+      pause(start);
     }
   }
 
