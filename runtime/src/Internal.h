@@ -198,6 +198,11 @@ struct Processes {
   virtual tprt_status allGather(const void *mine, size_t bytes, void *all) = 0;
   virtual tprt_status send(int64_t to, const void *data, size_t bytes) = 0;
   virtual tprt_status receive(int64_t from, void *data, size_t bytes) = 0;
+  /// `bytes` of `data` from `root` to the other ranks of `members` (each
+  /// member calls it with the same list), apart from the session's messages:
+  /// how NCCL's unique ids reach a group's processes.
+  virtual tprt_status broadcast(const std::vector<int64_t> &members,
+                                int64_t root, void *data, size_t bytes) = 0;
 };
 
 } // namespace tprt
@@ -268,9 +273,15 @@ tprt_status createMpiWorld(const tprt_mesh &mesh,
 
 /// The `nccl` backend: every rank a thread of this process on its own GPU
 /// (cuda/NcclWorld.cpp); TPRT_UNAVAILABLE without the driver or NCCL.
+/// createNcclMpiWorld, `nccl-mpi`: one rank a process of an MPI job, on the
+/// GPU of its index among the job's processes on its node, NCCL's ids sent
+/// over MPI.
 tprt_status createNcclWorld(const tprt_mesh &mesh,
                             std::chrono::milliseconds timeout,
                             tprt_world **world);
+tprt_status createNcclMpiWorld(const tprt_mesh &mesh,
+                               std::chrono::milliseconds timeout,
+                               tprt_world **world);
 
 } // namespace tprt
 

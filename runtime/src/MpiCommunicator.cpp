@@ -130,6 +130,8 @@ constexpr int kNoticeTag = 7;
 /// The session's own messages (inputs, results) on the world's communicator.
 constexpr int kSessionTag = 11;
 constexpr size_t kChunk = size_t{1} << 30;
+/// What a group's first member sends the others to set up (NCCL's ids).
+constexpr int kBootstrapTag = 12;
 
 std::optional<MPI_Datatype> mpiType(tprt_dtype dtype) {
   switch (dtype) {
@@ -383,14 +385,30 @@ public:
   }
 
   tprt_status send(int64_t to, const void *data, size_t bytes) override {
+    return sendTagged(to, data, bytes, kSessionTag);
+  }
+  tprt_status receive(int64_t from, void *data, size_t bytes) override {
+    return receiveTagged(from, data, bytes, kSessionTag);
+  }
+  tprt_status broadcast(const std::vector<int64_t> &members, int64_t root,
+                        void *data, size_t bytes) override {
+    if (myRank != root)
+      return receiveTagged(root, data, bytes, kBootstrapTag);
+    for (int64_t member : members)
+      if (member != root)
+        if (tprt_status s = sendTagged(member, data, bytes, kBootstrapTag))
+          return s;
+    return nullptr;
+  }
+
+  tprt_status sendTagged(int64_t to, const void *data, size_t bytes, int tag) {
     const char *from = static_cast<const char *>(data);
     for (size_t done = 0; done < bytes || (bytes == 0 && done == 0);) {
       size_t chunk = std::min(bytes - done, kChunk);
       auto p = std::make_unique<Pending>();
       p->send.assign(from + done, from + done + chunk);
-      if (int rc =
-              MPI_Isend(p->send.data(), static_cast<int>(chunk), MPI_BYTE,
-                        static_cast<int>(to), kSessionTag, comm, &p->request);
+      if (int rc = MPI_Isend(p->send.data(), static_cast<int>(chunk), MPI_BYTE,
+                             static_cast<int>(to), tag, comm, &p->request);
           rc != MPI_SUCCESS)
         return mpiError(rc, "MPI_Isend");
       std::string what = "sending rank " + std::to_string(to) + " its data";
@@ -403,15 +421,14 @@ public:
     return nullptr;
   }
 
-  tprt_status receive(int64_t from, void *data, size_t bytes) override {
+  tprt_status receiveTagged(int64_t from, void *data, size_t bytes, int tag) {
     char *to = static_cast<char *>(data);
     for (size_t done = 0; done < bytes || (bytes == 0 && done == 0);) {
       size_t chunk = std::min(bytes - done, kChunk);
       auto p = std::make_unique<Pending>();
       p->recv.resize(std::max<size_t>(chunk, 1));
-      if (int rc =
-              MPI_Irecv(p->recv.data(), static_cast<int>(chunk), MPI_BYTE,
-                        static_cast<int>(from), kSessionTag, comm, &p->request);
+      if (int rc = MPI_Irecv(p->recv.data(), static_cast<int>(chunk), MPI_BYTE,
+                             static_cast<int>(from), tag, comm, &p->request);
           rc != MPI_SUCCESS)
         return mpiError(rc, "MPI_Irecv");
       std::string what = "receiving rank " + std::to_string(from) + "'s data";

@@ -36,6 +36,10 @@ const std::vector<Backend> &tprt::backends() {
        "every rank a thread of this process on its own GPU (CUDA programs; "
        "NCCL collectives)",
        createNcclWorld},
+      {"nccl-mpi",
+       "every rank a process of an MPI job on its own GPU (CUDA programs; "
+       "NCCL bootstrapped by MPI)",
+       createNcclMpiWorld},
   };
   return registry;
 }

@@ -258,12 +258,10 @@ Options parse(int argc, char **argv) {
   if (o.allEntries && (!o.randomInputs || !o.entry.empty()))
     fail("--all-entries runs every function with --random-inputs (and no "
          "--entry)");
-  if (mpiRank() >= 0 && !o.commGiven && !o.cuda)
-    o.comm = "mpi";
-  if (mpiRank() >= 0 && o.cuda)
-    fail("--backend cuda under an MPI launcher: one process per GPU with NCCL "
-         "bootstrapped by MPI is not supported yet; run one tp-run per "
-         "machine without mpirun (--comm device or nccl)");
+  // Under an MPI launcher: one rank a process, on `mpi` (CPU) or on
+  // `nccl-mpi` (one GPU a process, NCCL bootstrapped by MPI).
+  if (mpiRank() >= 0 && !o.commGiven)
+    o.comm = o.cuda ? "nccl-mpi" : "mpi";
   if (o.cuda) {
     // The GPU first: without a driver this is the whole story.
     tprt_cuda_info info = TPRT_CUDA_INFO_INIT;
@@ -272,11 +270,12 @@ Options parse(int argc, char **argv) {
       tprt_status_free(s);
       fail("--backend cuda: " + message);
     }
-    if (!o.commGiven)
+    if (!o.commGiven && o.comm != "nccl-mpi")
       o.comm = "device";
-    else if (o.comm == "local")
-      fail("--backend cuda runs on a GPU communicator (device or nccl); "
-           "'local' runs CPU programs");
+    else if (o.comm == "local" || o.comm == "mpi")
+      fail("--backend cuda runs on a GPU communicator (device, nccl or "
+           "nccl-mpi); '" +
+           o.comm + "' runs CPU programs");
     const char *gpu = std::getenv("TPRT_CUDA_DEVICE");
     std::string mapping =
         o.comm == "nccl" ? "rank r on GPU r"

@@ -121,6 +121,7 @@ struct Nccl {
   X(ncclGetUniqueId)                                                           \
   X(ncclCommInitRank)                                                          \
   X(ncclCommInitAll)                                                           \
+  X(ncclCommInitRankConfig)                                                    \
   X(ncclCommDestroy)                                                           \
   X(ncclCommAbort)                                                             \
   X(ncclCommGetAsyncError)                                                     \

@@ -124,7 +124,12 @@ public:
   void *rankState(int64_t rank) override { return &gpu(rank); }
 
 protected:
-  CudaRank &gpu(int64_t rank) { return gpus[static_cast<size_t>(rank)]; }
+  /// `gpus` holds ranks firstRank, firstRank + 1, ... (all of them in one
+  /// process, or this process's one under MPI).
+  CudaRank &gpu(int64_t rank) {
+    return gpus[static_cast<size_t>(rank - firstRank)];
+  }
+  int64_t firstRank = 0;
   /// The communicator whose world's abort ends the rank's waits.
   virtual tprt_communicator *rankCommunicator(int64_t rank) = 0;
   std::vector<CudaRank> gpus;

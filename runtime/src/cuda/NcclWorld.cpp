@@ -11,6 +11,14 @@
 // never comes cannot leave it waiting), the others take theirs, and the world
 // keeps them for its life.
 //
+// Under MPI (`nccl-mpi`) every rank is a process on the GPU of its index
+// among the job's processes on its node: a group's first member makes the
+// NCCL unique id and sends it to the others over MPI (Processes::broadcast),
+// and every member joins with a nonblocking ncclCommInitRankConfig, polled
+// so that a member that never comes ends in the timeout or the world's
+// abort, not a hang. Aborts, barriers and the session's messages go through
+// the `mpi` world underneath.
+//
 // A rank waits for its stream only where a result leaves the device, polling:
 // when the world is aborted (a peer failed, timed out or mismatched) it aborts
 // its NCCL communicators, which ends the kernels waiting for that peer.
@@ -33,6 +41,8 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <sstream>
+#include <thread>
 #include <vector>
 
 using namespace tprt;
@@ -49,6 +59,10 @@ namespace {
 struct Groups {
   std::mutex mutex;
   std::map<std::pair<int64_t, int64_t>, std::vector<ncclComm_t>> comms;
+  /// Under MPI: the processes (each holds only its own member's
+  /// communicator, at its position) and how long a member waits.
+  Processes *processes = nullptr;
+  std::chrono::milliseconds timeout{0};
 };
 
 int64_t packAxes(const tprt_axes &axes) {
@@ -349,6 +363,8 @@ private:
     auto key = std::make_pair(packAxes(axes), members.front());
     size_t position =
         static_cast<size_t>(tprt_group_position(&mesh(), &axes, rank()));
+    if (groups->processes)
+      return joinOverMpi(axes, members, key, position, comm);
     std::lock_guard<std::mutex> lock(groups->mutex);
     auto it = groups->comms.find(key);
     if (it == groups->comms.end()) {
@@ -374,6 +390,76 @@ private:
     return nullptr;
   }
 
+  /// Under MPI: the group's first member makes the id and sends it to the
+  /// others; every member joins without blocking and polls.
+  tprt_status joinOverMpi(const tprt_axes &axes,
+                          const std::vector<int64_t> &members,
+                          std::pair<int64_t, int64_t> key, size_t position,
+                          ncclComm_t *comm) {
+    if (auto it = groups->comms.find(key); it != groups->comms.end()) {
+      *comm = it->second[position];
+      if (!*comm)
+        return error(TPRT_ABORTED, "rank ", rank(),
+                     ": its NCCL communicator was aborted");
+      return nullptr;
+    }
+    ncclUniqueId id{};
+    if (position == 0)
+      if (tprt_status s = check(nccl->ncclGetUniqueId(&id), "ncclGetUniqueId"))
+        return s;
+    if (tprt_status s = groups->processes->broadcast(members, members.front(),
+                                                     &id, sizeof(id)))
+      return s;
+    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+    config.blocking = 0;
+    ncclComm_t made = nullptr;
+    ncclResult_t result =
+        nccl->ncclCommInitRankConfig(&made, static_cast<int>(members.size()),
+                                     id, static_cast<int>(position), &config);
+    Clock::time_point deadline = Clock::now() + groups->timeout;
+    for (;;) {
+      // The call returns at once; the communicator's state says when it is
+      // made.
+      if (made && (result == ncclSuccess || result == ncclInProgress)) {
+        ncclResult_t state = ncclSuccess;
+        if (ncclResult_t r = nccl->ncclCommGetAsyncError(made, &state);
+            r != ncclSuccess)
+          state = r;
+        result = state;
+      }
+      if (result != ncclInProgress)
+        break;
+      if (aborted() || Clock::now() > deadline) {
+        nccl->ncclCommAbort(made);
+        if (aborted())
+          return error(TPRT_ABORTED, "rank ", rank(),
+                       ": the world was aborted while its NCCL communicator "
+                       "over ",
+                       formatAxes(axes), " was being made");
+        std::ostringstream os;
+        os << "rank " << rank() << " timed out after "
+           << groups->timeout.count()
+           << " ms making its NCCL communicator over " << formatAxes(axes)
+           << ": a member of its group did not come";
+        tprt_status timedOut = error(TPRT_TIMEOUT, os.str());
+        host->abort(timedOut);
+        return timedOut;
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+    if (tprt_status s = check(result, "ncclCommInitRankConfig"))
+      return s;
+    std::vector<ncclComm_t> slots(members.size(), nullptr);
+    slots[position] = made;
+    {
+      std::lock_guard<std::mutex> lock(groups->mutex);
+      groups->comms.emplace(key, std::move(slots));
+    }
+    mine.emplace(key, position);
+    *comm = made;
+    return nullptr;
+  }
+
   const Nccl *nccl;
   tprt_communicator *host;
   CudaRank *gpu;
@@ -387,6 +473,8 @@ private:
 
 class NcclWorld final : public tprt_world_s, public CudaRanks {
 public:
+  explicit NcclWorld(bool overMpi) : overMpi(overMpi) {}
+
   ~NcclWorld() override {
     for (size_t i = 0; i < communicators.size(); ++i) {
       gpus[i].cu->cuCtxSetCurrent(gpus[i].context);
@@ -414,6 +502,8 @@ public:
     int count = 0;
     if (CUresult r = cu->cuDeviceGetCount(&count); r != CUDA_SUCCESS)
       return cu->error(r, "cuDeviceGetCount");
+    if (overMpi)
+      return initOverMpi(mesh, timeout, cu, blas, count);
     int64_t ranksNeeded = tprt_mesh_num_devices(&mesh);
     if (ranksNeeded > count)
       return error(TPRT_INVALID_ARGUMENT,
@@ -438,17 +528,54 @@ public:
     return nullptr;
   }
 
+  /// One rank a process: the `mpi` world underneath, this process's GPU.
+  tprt_status initOverMpi(const tprt_mesh &mesh,
+                          std::chrono::milliseconds timeout, const Driver *cu,
+                          const Cublas *blas, int count) {
+    if (count == 0)
+      return error(TPRT_UNAVAILABLE,
+                   "the CUDA driver found no GPU (cuDeviceGetCount is 0)");
+    if (tprt_status s = createMpiWorld(mesh, timeout, &hostWorld))
+      return s;
+    ranks = hostWorld->localRanks();
+    firstRank = ranks.front();
+    groups.processes = hostWorld->processes();
+    groups.timeout = timeout;
+    // The GPU of this process's index among the job's processes on its node.
+    int local = static_cast<int>(firstRank);
+    for (const char *name :
+         {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"})
+      if (const char *value = std::getenv(name)) {
+        local = std::atoi(value);
+        break;
+      }
+    int ordinal = local % count;
+    ordinals.assign(static_cast<size_t>(tprt_mesh_num_devices(&mesh)), -1);
+    ordinals[static_cast<size_t>(firstRank)] = ordinal;
+    gpus.resize(1);
+    if (tprt_status s = createRank(cu, blas, firstRank, ordinal, gpus[0]))
+      return s;
+    communicators.push_back(std::make_unique<NcclCommunicator>(
+        nccl, hostWorld->communicator(firstRank), &gpus[0], &groups,
+        &ordinals));
+    return nullptr;
+  }
+
   // tprt_world_s
-  const char *backend() const override { return "nccl"; }
+  const char *backend() const override { return overMpi ? "nccl-mpi" : "nccl"; }
   const tprt_mesh &mesh() const override { return hostWorld->mesh(); }
   const std::vector<int64_t> &localRanks() const override { return ranks; }
   tprt_communicator *communicator(int64_t rank) override {
-    return communicators[static_cast<size_t>(rank)].get();
+    size_t index = static_cast<size_t>(rank - firstRank);
+    return index < communicators.size() ? communicators[index].get() : nullptr;
   }
   DeviceRanks *device() override { return this; }
+  Processes *processes() override {
+    return overMpi ? hostWorld->processes() : nullptr;
+  }
 
   tprt_status synchronize(int64_t rank) override {
-    return communicators[static_cast<size_t>(rank)]->waitStream();
+    return communicators[static_cast<size_t>(rank - firstRank)]->waitStream();
   }
 
 private:
@@ -456,6 +583,7 @@ private:
     return communicator(rank);
   }
 
+  bool overMpi;
   const Nccl *nccl = nullptr;
   tprt_world *hostWorld = nullptr;
   std::vector<int64_t> ranks;
@@ -469,7 +597,17 @@ private:
 tprt_status tprt::createNcclWorld(const tprt_mesh &mesh,
                                   std::chrono::milliseconds timeout,
                                   tprt_world **world) {
-  auto created = std::make_unique<NcclWorld>();
+  auto created = std::make_unique<NcclWorld>(/*overMpi=*/false);
+  if (tprt_status s = created->init(mesh, timeout))
+    return s;
+  *world = created.release();
+  return nullptr;
+}
+
+tprt_status tprt::createNcclMpiWorld(const tprt_mesh &mesh,
+                                     std::chrono::milliseconds timeout,
+                                     tprt_world **world) {
+  auto created = std::make_unique<NcclWorld>(/*overMpi=*/true);
   if (tprt_status s = created->init(mesh, timeout))
     return s;
   *world = created.release();
@@ -482,6 +620,13 @@ tprt_status tprt::createNcclWorld(const tprt_mesh &, std::chrono::milliseconds,
                                   tprt_world **) {
   return error(TPRT_UNAVAILABLE,
                "the 'nccl' backend needs CUDA: this libtprt was built "
+               "without the CUDA headers");
+}
+
+tprt_status tprt::createNcclMpiWorld(const tprt_mesh &,
+                                     std::chrono::milliseconds, tprt_world **) {
+  return error(TPRT_UNAVAILABLE,
+               "the 'nccl-mpi' backend needs CUDA: this libtprt was built "
                "without the CUDA headers");
 }
 
