@@ -64,8 +64,12 @@ exec ip netns exec \$ns unshare --uts sh -c "hostname \$ns; \$*"
 AGENT
   chmod +x "$dir/agent"
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-  # Under AddressSanitizer, OpenMPI's own leaks are not the project's.
+  # Under the sanitizers, OpenMPI's own leaks and its TCP transport's lock
+  # order are not the project's.
   export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
+  if [ -n "${TSAN_OPTIONS:-}" ]; then
+    export TSAN_OPTIONS="$TSAN_OPTIONS:suppressions=$(cd "$(dirname "$0")" && pwd)/tsan-openmpi.supp"
+  fi
   mpirun=(mpirun --hostfile "$dir/hosts" -np 4
           --mca plm_rsh_agent "$dir/agent"
           --mca btl self,vader,tcp --mca btl_vader_single_copy_mechanism none
