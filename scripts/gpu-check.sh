@@ -131,6 +131,19 @@ run() {
     "$tprun" "$models/llama7b-bf16-tp$n.so" --backend cuda --random-inputs \
       --repeat 3 --profile 2>&1 | sed "s/^/tp$n: /"
   done
+  # nccl-mpi: one GPU a process under mpirun (NCCL refuses two ranks of one
+  # communicator on one GPU): needs OpenMPI on the machine and 2 GPUs.
+  local gpus
+  gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
+  if command -v mpirun >/dev/null && [ "$gpus" -ge 2 ]; then
+    echo "== nccl-mpi: GPT-2-small block on 2 processes, one GPU each"
+    OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe -np 2 \
+      -x LD_LIBRARY_PATH "$tprun" "$models/gpt2-tp2.so" --backend cuda --random-inputs \
+      --verify --reference "$models/gpt2-tp2-ref.so" 2>&1 | tail -3 ||
+      failures=$((failures + 1))
+  else
+    echo "== nccl-mpi skipped: needs mpirun and 2 GPUs (mpirun: $(command -v mpirun || echo none), GPUs: $gpus)"
+  fi
   echo "== PyTorch eager on the same GPU (GPT-2-small block, Llama-7B-sized layer),"
   echo "   and the ceilings: cuBLAS alone on the blocks' GEMM shapes, d2d copy bandwidth"
   python3 "$bundle/torch_block.py" 2>&1 || echo "(PyTorch comparison failed)"
