@@ -1,8 +1,9 @@
 """Kills one rank of an MPI job with SIGKILL in the middle of its run.
 
 Usage: kill_rank.py RANK DELAY_S MPIRUN_ARGS...  Starts the job (marked with a
-unique environment variable), waits DELAY_S seconds, kills the process of MPI
-rank RANK, then waits for the launcher. Prints the launcher's exit code, the
+unique environment variable), waits for the process of MPI rank RANK to appear
+(up to 60 s: a loaded machine starts jobs slowly), lets it run DELAY_S seconds,
+kills it, then waits for the launcher. Prints the launcher's exit code, the
 seconds from the kill to the end of the job, whether any process of the job is
 left, and the launcher's output.
 """
@@ -38,9 +39,13 @@ def main():
     env = dict(os.environ, TP_FAULT_MARKER=marker.decode())
     job = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT)
+    victims = []
+    deadline = time.time() + 60
+    while not victims and time.time() < deadline and job.poll() is None:
+        time.sleep(0.1)
+        victims = [pid for pid, r in job_processes(marker).items() if r == rank]
     time.sleep(delay)
-    victims = [pid for pid, r in job_processes(marker).items() if r == rank]
-    if not victims:
+    if not victims or job.poll() is not None:
         out = job.communicate(timeout=60)[0].decode(errors="replace")
         print("kill_rank: no process of rank %d found (job ended? rc %s)\n%s"
               % (rank, job.returncode, out))
