@@ -59,6 +59,23 @@ tprt_status CudaRank::wait(const tprt_communicator *comm) const {
   }
 }
 
+tprt_status CudaRank::copy2D(const void *src, size_t srcPitch, void *dst,
+                             size_t dstPitch, size_t width,
+                             int64_t rows) const {
+  if (!width || !rows)
+    return nullptr;
+  CUDA_MEMCPY2D c = {};
+  c.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+  c.srcDevice = reinterpret_cast<CUdeviceptr>(src);
+  c.srcPitch = srcPitch;
+  c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+  c.dstDevice = reinterpret_cast<CUdeviceptr>(dst);
+  c.dstPitch = dstPitch;
+  c.WidthInBytes = width;
+  c.Height = static_cast<size_t>(rows);
+  return check(cu->cuMemcpy2DAsync(&c, stream), "cuMemcpy2DAsync");
+}
+
 tprt_status CudaRank::kernel(const void *image, const char *name,
                              CUfunction *out) {
   auto loaded = modules.find(image);
@@ -413,19 +430,13 @@ void cudaAllSlice(tprt_rank_context *ctx, const void *in, void *out,
     int64_t inner = product(shape + dim + 1, rank - dim - 1);
     int64_t block = shape[dim] / size;
     int64_t index = tprt_group_position(&mesh, &list, ctx->comm->rank());
-    CUDA_MEMCPY2D copy = {};
-    copy.srcMemoryType = CU_MEMORYTYPE_DEVICE;
-    copy.srcDevice = devicePointer(in) +
-                     static_cast<size_t>(index * block * inner) * elemSize;
-    copy.srcPitch = static_cast<size_t>(shape[dim] * inner) * elemSize;
-    copy.dstMemoryType = CU_MEMORYTYPE_DEVICE;
-    copy.dstDevice = devicePointer(out);
-    copy.dstPitch = static_cast<size_t>(block * inner) * elemSize;
-    copy.WidthInBytes = copy.dstPitch;
-    copy.Height = static_cast<size_t>(rows);
+    size_t pitch = static_cast<size_t>(shape[dim] * inner) * elemSize;
+    size_t width = static_cast<size_t>(block * inner) * elemSize;
     CudaRank::Span span = r.begin(CudaRank::Copy);
     tprt_status s =
-        r.check(r.cu->cuMemcpy2DAsync(&copy, r.stream), "cuMemcpy2DAsync");
+        r.copy2D(static_cast<const char *>(in) +
+                     static_cast<size_t>(index * block * inner) * elemSize,
+                 pitch, out, width, width, rows);
     r.end(span);
     return s;
   });

@@ -49,6 +49,10 @@ struct CudaRank {
   /// the wait ends when `comm`'s world is aborted (a peer that failed never
   /// enqueues its side of a collective this rank's stream waits on).
   tprt_status wait(const tprt_communicator *comm) const;
+  /// Copies `rows` rows of `width` bytes between device buffers with the
+  /// given pitches, on the stream.
+  tprt_status copy2D(const void *src, size_t srcPitch, void *dst,
+                     size_t dstPitch, size_t width, int64_t rows) const;
   /// Kernel `name` of `image` (a cubin, PTX or fatbin), the image loaded on
   /// first use.
   tprt_status kernel(const void *image, const char *name, CUfunction *out);

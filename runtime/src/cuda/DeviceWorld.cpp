@@ -88,25 +88,6 @@ const char *reductionName(tprt_reduction reduction) {
   }
 }
 
-const char *dtypeName(tprt_dtype dtype) {
-  switch (dtype) {
-  case TPRT_F32:
-    return "f32";
-  case TPRT_F64:
-    return "f64";
-  case TPRT_F16:
-    return "f16";
-  case TPRT_BF16:
-    return "bf16";
-  case TPRT_I32:
-    return "i32";
-  case TPRT_I64:
-    return "i64";
-  default:
-    return nullptr;
-  }
-}
-
 /// FNV-1a over the call's kind and arguments: the members of a collective
 /// must agree on it.
 class Signature {
@@ -182,7 +163,7 @@ public:
         [&](const std::vector<const void *> &inputs, int64_t) -> tprt_status {
           // Member j's rows go to columns [j*width, (j+1)*width) of out's.
           for (size_t j = 0; j < inputs.size(); ++j)
-            if (tprt_status s = copy2D(
+            if (tprt_status s = gpu->copy2D(
                     inputs[j], b.width, static_cast<char *>(out) + j * b.width,
                     b.width * inputs.size(), b.width, b.rows))
               return s;
@@ -241,7 +222,7 @@ public:
     // The input packed: block j (along splitDim) contiguous at j*blockBytes.
     auto pack = [&](void *packed) -> tprt_status {
       for (int64_t j = 0; j < size; ++j)
-        if (tprt_status s = copy2D(
+        if (tprt_status s = gpu->copy2D(
                 static_cast<const char *>(in) + j * send.width,
                 send.width * size, static_cast<char *>(packed) + j * blockBytes,
                 send.width, send.width, send.rows))
@@ -254,7 +235,7 @@ public:
             int64_t me) -> tprt_status {
           // Member j's block `me` goes to block j along concatDim.
           for (size_t j = 0; j < inputs.size(); ++j)
-            if (tprt_status s = copy2D(
+            if (tprt_status s = gpu->copy2D(
                     static_cast<const char *>(inputs[j]) + me * blockBytes,
                     recv.width, static_cast<char *>(out) + j * recv.width,
                     recv.width * inputs.size(), recv.width, recv.rows))
@@ -369,7 +350,7 @@ private:
                      tprt_reduction reduction, tprt_dtype dtype,
                      int64_t srcPitch, void *out, int64_t width, int64_t rows) {
     const char *op = reductionName(reduction);
-    const char *type = dtypeName(dtype);
+    const char *type = isValidDtype(dtype) ? tprt_dtype_name(dtype) : nullptr;
     if (!op || !type)
       return error(TPRT_INVALID_ARGUMENT, "rank ", rank(), ": reduction ",
                    reduction, " of dtype ", dtype, " on the 'device' backend");
@@ -393,23 +374,6 @@ private:
         gpu->cu->cuLaunchKernel(function, static_cast<unsigned>(blocks), 1, 1,
                                 threads, 1, 1, 0, gpu->stream, params, nullptr),
         "cuLaunchKernel (tprt_reduce)");
-  }
-
-  tprt_status copy2D(const void *src, size_t srcPitch, void *dst,
-                     size_t dstPitch, size_t width, int64_t rows) {
-    if (!width || !rows)
-      return nullptr;
-    CUDA_MEMCPY2D c = {};
-    c.srcMemoryType = CU_MEMORYTYPE_DEVICE;
-    c.srcDevice = reinterpret_cast<CUdeviceptr>(src);
-    c.srcPitch = srcPitch;
-    c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
-    c.dstDevice = reinterpret_cast<CUdeviceptr>(dst);
-    c.dstPitch = dstPitch;
-    c.WidthInBytes = width;
-    c.Height = static_cast<size_t>(rows);
-    return gpu->check(gpu->cu->cuMemcpy2DAsync(&c, gpu->stream),
-                      "cuMemcpy2DAsync");
   }
 
   /// A scratch buffer of at least `bytes`; a smaller one is freed in stream

@@ -154,9 +154,9 @@ public:
     // Member j's block goes to columns [j*width, (j+1)*width) of each row.
     for (int64_t j = 0; j < b.size; ++j)
       if (tprt_status s =
-              copy2D(static_cast<char *>(gathered) + j * b.bytes, b.width,
-                     static_cast<char *>(out) + j * b.width, b.width * b.size,
-                     b.width, b.rows))
+              gpu->copy2D(static_cast<char *>(gathered) + j * b.bytes, b.width,
+                          static_cast<char *>(out) + j * b.width,
+                          b.width * b.size, b.width, b.rows))
         return s;
     return nullptr;
   }
@@ -186,10 +186,10 @@ public:
         return s;
       // Block j (columns [j*width, (j+1)*width) of each row) made contiguous.
       for (int64_t j = 0; j < b.size; ++j)
-        if (tprt_status s = copy2D(static_cast<const char *>(in) + j * b.width,
-                                   b.width * b.size,
-                                   static_cast<char *>(staging) + j * b.bytes,
-                                   b.width, b.width, b.rows))
+        if (tprt_status s = gpu->copy2D(
+                static_cast<const char *>(in) + j * b.width, b.width * b.size,
+                static_cast<char *>(staging) + j * b.bytes, b.width, b.width,
+                b.rows))
           return s;
       packed = staging;
     }
@@ -218,10 +218,10 @@ public:
     if (tprt_status s = scratch(recv.bytes * size, &recvBuf, /*second=*/true))
       return s;
     for (int64_t j = 0; j < size; ++j)
-      if (tprt_status s = copy2D(static_cast<const char *>(in) + j * send.width,
-                                 send.width * size,
-                                 static_cast<char *>(sendBuf) + j * send.bytes,
-                                 send.width, send.width, send.rows))
+      if (tprt_status s = gpu->copy2D(
+              static_cast<const char *>(in) + j * send.width, send.width * size,
+              static_cast<char *>(sendBuf) + j * send.bytes, send.width,
+              send.width, send.rows))
         return s;
     if (tprt_status s = check(nccl->ncclGroupStart(), "ncclGroupStart"))
       return s;
@@ -236,9 +236,9 @@ public:
       return s;
     for (int64_t j = 0; j < size; ++j)
       if (tprt_status s =
-              copy2D(static_cast<char *>(recvBuf) + j * recv.bytes, recv.width,
-                     static_cast<char *>(out) + j * recv.width,
-                     recv.width * size, recv.width, recv.rows))
+              gpu->copy2D(static_cast<char *>(recvBuf) + j * recv.bytes,
+                          recv.width, static_cast<char *>(out) + j * recv.width,
+                          recv.width * size, recv.width, recv.rows))
         return s;
     return nullptr;
   }
@@ -323,21 +323,6 @@ private:
     }
     *ptr = reinterpret_cast<void *>(s.ptr);
     return nullptr;
-  }
-
-  tprt_status copy2D(const void *src, size_t srcPitch, void *dst,
-                     size_t dstPitch, size_t width, int64_t rows) {
-    CUDA_MEMCPY2D c = {};
-    c.srcMemoryType = CU_MEMORYTYPE_DEVICE;
-    c.srcDevice = reinterpret_cast<CUdeviceptr>(src);
-    c.srcPitch = srcPitch;
-    c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
-    c.dstDevice = reinterpret_cast<CUdeviceptr>(dst);
-    c.dstPitch = dstPitch;
-    c.WidthInBytes = width;
-    c.Height = static_cast<size_t>(rows);
-    return gpu->check(gpu->cu->cuMemcpy2DAsync(&c, gpu->stream),
-                      "cuMemcpy2DAsync");
   }
 
   tprt_status check(ncclResult_t result, const char *call) {
