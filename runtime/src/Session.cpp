@@ -398,6 +398,44 @@ tprt_status makeShards(const tprt_session *session, const Function &f,
   return nullptr;
 }
 
+/// The root cause of a failed run: the first rank's own failure over the
+/// aborts it caused in the others (`first`, if any, is a candidate too).
+/// Taken out of `statuses`; the others stay there.
+tprt_status takeRootCause(std::vector<tprt_status> &statuses,
+                          tprt_status first) {
+  tprt_status failure = first;
+  for (tprt_status &status : statuses)
+    if (status && (!failure || (tprt_status_code(failure) == TPRT_ABORTED &&
+                                tprt_status_code(status) != TPRT_ABORTED)))
+      std::swap(failure, status);
+  return failure;
+}
+
+/// After a successful run: every result gathered from the ranks' shards, and
+/// each rank's own copies kept for tprt_session_local_result.
+tprt_status gatherResults(tprt_session *session, const Function &f,
+                          std::vector<std::vector<std::vector<char>>> &buffers,
+                          int32_t num_inputs, tprt_host_tensor *outputs,
+                          int32_t num_outputs) {
+  int64_t numRanks = static_cast<int64_t>(buffers.size());
+  for (int32_t i = 0; i < num_outputs; ++i) {
+    std::vector<const void *> shards;
+    for (int64_t rank = 0; rank < numRanks; ++rank)
+      shards.push_back(buffers[rank][num_inputs + i].data());
+    const tprt_tensor_info &info = f.results[i];
+    if (tprt_status status =
+            tprt_gather_shards(&f.mesh, &info.sharding, info.shape, info.dtype,
+                               shards.data(), outputs[i].data))
+      return status;
+  }
+  session->localResults.assign(static_cast<size_t>(numRanks), {});
+  for (int64_t rank = 0; rank < numRanks; ++rank)
+    for (int32_t i = 0; i < num_outputs; ++i)
+      session->localResults[rank].push_back(
+          std::move(buffers[rank][num_inputs + i]));
+  return nullptr;
+}
+
 tprt_status runDistributed(tprt_session *session, const tprt_program *program,
                            int32_t function, const tprt_host_tensor *inputs,
                            int32_t num_inputs, tprt_host_tensor *outputs,
@@ -539,29 +577,9 @@ tprt_status runSession(tprt_session *session, const tprt_program *program,
     session->deviceProfiles.clear();
 
   // 6. The root cause of a failure, or the results.
-  tprt_status failure = nullptr;
-  for (tprt_status &status : state->statuses)
-    if (status && (!failure || (tprt_status_code(failure) == TPRT_ABORTED &&
-                                tprt_status_code(status) != TPRT_ABORTED)))
-      std::swap(failure, status);
-  if (failure)
+  if (tprt_status failure = takeRootCause(state->statuses, nullptr))
     return failure;
-  for (int32_t i = 0; i < num_outputs; ++i) {
-    std::vector<const void *> shards;
-    for (int64_t rank = 0; rank < numRanks; ++rank)
-      shards.push_back(buffers[rank][num_inputs + i].data());
-    const tprt_tensor_info &info = f.results[i];
-    if (tprt_status status =
-            tprt_gather_shards(&f.mesh, &info.sharding, info.shape, info.dtype,
-                               shards.data(), outputs[i].data))
-      return status;
-  }
-  session->localResults.assign(numRanks, {});
-  for (int64_t rank = 0; rank < numRanks; ++rank)
-    for (int32_t i = 0; i < num_outputs; ++i)
-      session->localResults[rank].push_back(
-          std::move(buffers[rank][num_inputs + i]));
-  return nullptr;
+  return gatherResults(session, f, buffers, num_inputs, outputs, num_outputs);
 }
 
 /// What rank 0 tells each process before a distributed run, and what each
@@ -722,32 +740,12 @@ tprt_status runDistributed(tprt_session *session, const tprt_program *program,
   session->seconds = state->seconds;
   session->profiles = state->profiles;
   session->deviceProfiles.clear();
-  // The root cause: a rank's own failure over the aborts it caused.
-  tprt_status failure = lost;
-  for (tprt_status &s : statuses)
-    if (s && (!failure || (tprt_status_code(failure) == TPRT_ABORTED &&
-                           tprt_status_code(s) != TPRT_ABORTED)))
-      std::swap(failure, s);
-  for (tprt_status s : statuses)
-    tprt_status_free(s);
+  tprt_status failure = takeRootCause(statuses, lost);
+  for (tprt_status st : statuses)
+    tprt_status_free(st);
   if (failure)
     return failure;
-  for (int32_t i = 0; i < num_outputs; ++i) {
-    std::vector<const void *> shards;
-    for (int64_t rank = 0; rank < numRanks; ++rank)
-      shards.push_back(buffers[rank][num_inputs + i].data());
-    const tprt_tensor_info &info = f.results[i];
-    if (tprt_status s =
-            tprt_gather_shards(&f.mesh, &info.sharding, info.shape, info.dtype,
-                               shards.data(), outputs[i].data))
-      return s;
-  }
-  session->localResults.assign(static_cast<size_t>(numRanks), {});
-  for (int64_t rank = 0; rank < numRanks; ++rank)
-    for (int32_t i = 0; i < num_outputs; ++i)
-      session->localResults[rank].push_back(
-          std::move(buffers[rank][num_inputs + i]));
-  return nullptr;
+  return gatherResults(session, f, buffers, num_inputs, outputs, num_outputs);
 }
 
 } // namespace
