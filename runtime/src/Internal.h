@@ -117,6 +117,19 @@ void copyBox(const void *src, const int64_t *srcShape, const int64_t *srcOffset,
 
 int64_t product(const int64_t *shape, int32_t rank);
 
+/// A tensor seen as `rows` rows of `width` bytes (elements of `elem`
+/// bytes): the dimensions before `dim`, and `dim` with everything inside
+/// it. How the collectives move blocks along `dim` with strided copies.
+struct Rows {
+  int64_t rows;
+  size_t width;
+};
+inline Rows rowsOf(const int64_t *shape, int32_t rank, int32_t dim,
+                   size_t elem) {
+  return {product(shape, dim),
+          static_cast<size_t>(product(shape + dim, rank - dim)) * elem};
+}
+
 using Clock = std::chrono::steady_clock;
 
 } // namespace tprt

@@ -201,17 +201,6 @@ void narrow(const std::vector<char> &src, int64_t count, tprt_dtype dtype,
     out[i] = dtype == TPRT_F16 ? floatToHalf(f[i]) : floatToBf16(f[i]);
 }
 
-/// A tensor seen as `rows` rows of `width` bytes: the dimensions before
-/// `dim`, and `dim` with everything inside it.
-struct Rows {
-  int64_t rows;
-  size_t width;
-};
-Rows rowsOf(const int64_t *shape, int32_t rank, int32_t dim, size_t elem) {
-  return {product(shape, dim),
-          static_cast<size_t>(product(shape + dim, rank - dim)) * elem};
-}
-
 /// Copies `size` blocks of rows x width bytes between a tensor, where block
 /// j is columns [j*width, (j+1)*width) of every row (pitch size*width), and
 /// a packed buffer, where it is bytes [j*rows*width, (j+1)*rows*width).

@@ -61,18 +61,6 @@ size_t bytesOf(const int64_t *shape, int32_t rank, tprt_dtype dtype) {
   return static_cast<size_t>(product(shape, rank)) * tprt_dtype_size(dtype);
 }
 
-/// A tensor seen as `rows` rows of `width` bytes: the dimensions before
-/// `dim`, and `dim` with everything inside it.
-struct Rows {
-  int64_t rows;
-  size_t width;
-};
-Rows rowsOf(const int64_t *shape, int32_t rank, int32_t dim, tprt_dtype dtype) {
-  return {product(shape, dim),
-          static_cast<size_t>(product(shape + dim, rank - dim)) *
-              tprt_dtype_size(dtype)};
-}
-
 const char *reductionName(tprt_reduction reduction) {
   switch (reduction) {
   case TPRT_SUM:
@@ -155,7 +143,7 @@ public:
                         const tprt_axes &axes) override {
     size_t bytes = bytesOf(inShape, rank, dtype);
     int64_t size = tprt_group_size(&mesh(), &axes);
-    Rows b = rowsOf(inShape, rank, dim, dtype);
+    Rows b = rowsOf(inShape, rank, dim, tprt_dtype_size(dtype));
     Signature sig;
     sig.add(TPRT_ALL_GATHER).add(dtype).add(dim).add(inShape, rank);
     return collective(
@@ -180,7 +168,7 @@ public:
     int64_t shape[TPRT_MAX_TENSOR_RANK];
     std::copy(inShape, inShape + rank, shape);
     shape[dim] /= size;
-    Rows b = rowsOf(shape, rank, dim, dtype);
+    Rows b = rowsOf(shape, rank, dim, tprt_dtype_size(dtype));
     size_t elem = tprt_dtype_size(dtype);
     Signature sig;
     sig.add(TPRT_REDUCE_SCATTER)
@@ -210,8 +198,8 @@ public:
     int64_t block[TPRT_MAX_TENSOR_RANK];
     std::copy(inShape, inShape + rank, block);
     block[splitDim] /= size;
-    Rows send = rowsOf(block, rank, splitDim, dtype);
-    Rows recv = rowsOf(block, rank, concatDim, dtype);
+    Rows send = rowsOf(block, rank, splitDim, tprt_dtype_size(dtype));
+    Rows recv = rowsOf(block, rank, concatDim, tprt_dtype_size(dtype));
     size_t blockBytes = bytes / static_cast<size_t>(size);
     Signature sig;
     sig.add(TPRT_ALL_TO_ALL)
