@@ -7,12 +7,12 @@
 // A program library (tp-compile) exports `tprt_manifest`, a text whose
 // format is fixed by tp-record-manifest:
 //
-//   tprt-manifest 2
+//   tprt-manifest 3
 //   abi <TPRT_RT_ABI_VERSION the program was compiled for>
 //   target <cpu | cuda>
 //   func <name> <#args> <#results>
 //   mesh <name> <rank> <axis> <size> ...       (or `mesh - 0`: one device)
-//   arg <i> <dtype> <rank> <sizes...> s=<d0>/<d1>/...|<partial>
+//   arg <i> <dtype> <rank> <sizes...> s=<d0>/<d1>/...|<partial> [<name>]
 //   result <i> ...
 //   end
 //
@@ -116,6 +116,11 @@ public:
       return false;
     value = v;
     return true;
+  }
+
+  /// Whether a word follows (consumes nothing).
+  bool more() const {
+    return line.find_first_not_of(' ', pos) != std::string::npos;
   }
 
   bool atEnd() {
@@ -226,9 +231,9 @@ tprt_status tprt::parseManifest(const std::string &text,
   if (!std::getline(lines, line) || line.rfind("tprt-manifest ", 0) != 0)
     return error(TPRT_INVALID_ARGUMENT, path,
                  ": not a tprt program manifest (first line '", line, "')");
-  if (line != "tprt-manifest 2")
+  if (line != "tprt-manifest 3")
     return error(TPRT_INVALID_ARGUMENT, path, ": manifest '", line,
-                 "' is not of version 2, the version this runtime reads; "
+                 "' is not of version 3, the version this runtime reads; "
                  "compile the program again with this tp-compile");
   lineNo = 1;
   bool abiSeen = false, targetSeen = false, meshSeen = false;
@@ -356,12 +361,17 @@ tprt_status tprt::parseManifest(const std::string &text,
         return bad("the tensor is larger than any memory");
       if (!words.next(sharding) ||
           !parseSharding(sharding, info.rank, current->mesh.rank,
-                         info.sharding) ||
-          !words.atEnd())
+                         info.sharding))
         return bad("expected a sharding 's=<axes>/<axes>/...|<partial axes>' "
                    "of one entry per dimension, axis indices below the "
                    "mesh's rank " +
                    std::to_string(current->mesh.rank));
+      std::string name;
+      if (words.more() && (!words.name(name) || !words.atEnd()))
+        return bad("expected the " + word +
+                   "'s quoted name, or nothing, after its sharding");
+      (word == "arg" ? current->argNames : current->resultNames)
+          .push_back(name);
       if (tprt_status status =
               tprt_sharding_check(&current->mesh, &info.sharding, info.shape)) {
         tprt_status wrapped = bad(tprt_status_message(status));
@@ -400,6 +410,12 @@ tprt_status tprt::parseManifest(const std::string &text,
                  ": the manifest ends inside "
                  "function '",
                  current->name, "' (no 'end' line)");
+  for (Function &function : functions) {
+    for (size_t i = 0; i < function.args.size(); ++i)
+      function.args[i].name = function.argNames[i].c_str();
+    for (size_t i = 0; i < function.results.size(); ++i)
+      function.results[i].name = function.resultNames[i].c_str();
+  }
   return nullptr;
 }
 

@@ -25,6 +25,9 @@ struct Function {
   std::vector<std::string> axisNames;
   tprt_mesh mesh{1, {1}};
   std::vector<tprt_tensor_info> args, results;
+  /// Each argument's and result's name ("" if it has none); the infos'
+  /// `name` points into these once the whole manifest is read.
+  std::vector<std::string> argNames, resultNames;
   EntryFn entry = nullptr;
 };
 

@@ -87,14 +87,18 @@ tprt_status checkTensor(const char *what, int32_t index,
   bool same = given.dtype == expected.dtype && given.rank == expected.rank;
   for (int32_t d = 0; same && d < given.rank; ++d)
     same = given.shape[d] == expected.shape[d];
+  std::string named = expected.name && *expected.name
+                          ? std::string(" ('") + expected.name + "')"
+                          : std::string();
   if (!same)
-    return error(TPRT_INVALID_ARGUMENT, what, " #", index, " is ",
+    return error(TPRT_INVALID_ARGUMENT, what, " #", index, named, " is ",
                  tprt_dtype_name(given.dtype),
                  formatShape(given.shape, std::max(given.rank, 0)),
                  "; the program expects ", tprt_dtype_name(expected.dtype),
                  formatShape(expected.shape, expected.rank));
   if (!given.data)
-    return error(TPRT_INVALID_ARGUMENT, what, " #", index, " has no data");
+    return error(TPRT_INVALID_ARGUMENT, what, " #", index, named,
+                 " has no data");
   return nullptr;
 }
 

@@ -646,7 +646,9 @@ int runOne(const Options &o, tprt_program *program, int32_t function,
     for (int32_t d = 0; same && d < info->rank; ++d)
       same = a.shape[d] == info->shape[d];
     if (!same)
-      fail("input #" + std::to_string(i) + " is " +
+      fail("input #" + std::to_string(i) +
+           (*info->name ? std::string(" ('") + info->name + "')" : "") +
+           " is " +
            shapeString(a.dtype, a.shape.data(),
                        static_cast<int32_t>(a.shape.size())) +
            "; '" + name + "' expects " +

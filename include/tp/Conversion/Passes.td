@@ -31,7 +31,7 @@ def RecordManifestPass : Pass<"tp-record-manifest", "::mlir::ModuleOp"> {
     the manifest reads
 
     ```
-    tprt-manifest 2
+    tprt-manifest 3
     abi 2
     target cpu
     func "f" 1 1
@@ -40,6 +40,10 @@ def RecordManifestPass : Pass<"tp-record-manifest", "::mlir::ModuleOp"> {
     result 0 f32 2 16 512 s=/|
     end
     ```
+
+    An argument or result with a `tp.name` (a parameter's name in the
+    module it was imported from) has it quoted at the end of its line:
+    `arg 2 f32 2 64 256 s=/0| "h.0.mlp.c_fc.weight"`.
 
     Names are quoted (`\"`, `\\` and `\xNN` escapes inside), so function,
     mesh and axis names may hold spaces; `abi` is the runtime ABI the code
@@ -50,7 +54,7 @@ def RecordManifestPass : Pass<"tp-record-manifest", "::mlir::ModuleOp"> {
     axes that split it (comma-separated, major to minor), then the partial
     axes. Element types other than f32, f64, f16, bf16, i32 and i64, and
     arguments that are not ranked tensors, are errors. The shardings
-    (`tp.sharding`, `tp.shardings`, `tp.origin(s)`) are then dropped: they
+    (`tp.sharding`, `tp.shardings`, `tp.origin(s)`) and names (`tp.name`) are then dropped: they
     live on in the manifest, and lowering would copy them onto ops they do
     not describe.
 

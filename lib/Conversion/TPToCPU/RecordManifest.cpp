@@ -91,7 +91,7 @@ LogicalResult checkSharding(FunctionOpInterface func, StringRef what,
 /// One `arg` or `result` line; fails with a located error.
 LogicalResult describe(llvm::raw_ostream &os, FunctionOpInterface func,
                        StringRef what, unsigned index, Type type,
-                       ShardingAttr sharding, MeshOp mesh) {
+                       ShardingAttr sharding, StringAttr name, MeshOp mesh) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   if (!tensor || !tensor.hasStaticShape())
     return func.emitOpError()
@@ -121,6 +121,10 @@ LogicalResult describe(llvm::raw_ostream &os, FunctionOpInterface func,
   os << "|";
   if (mesh && sharding)
     printAxes(os, sharding.getPartialAxes(), mesh);
+  if (name) {
+    os << " ";
+    printManifestName(os, name.getValue());
+  }
   os << "\n";
   return success();
 }
@@ -159,7 +163,7 @@ struct RecordManifestPass
                          << "' is not one of cpu, cuda";
       return signalPassFailure();
     }
-    std::string text = "tprt-manifest 2\nabi " +
+    std::string text = "tprt-manifest 3\nabi " +
                        std::to_string(kRuntimeAbiVersion) + "\ntarget " +
                        target + "\n";
     llvm::raw_string_ostream os(text);
@@ -199,15 +203,19 @@ struct RecordManifestPass
         os << "mesh - 0\n";
       }
       for (unsigned i = 0; i < func.getNumArguments(); ++i)
-        if (failed(describe(os, func, "arg", i, func.getArgumentTypes()[i],
-                            func.getArgAttrOfType<ShardingAttr>(
-                                i, TPDialect::kShardingAttrName),
-                            mesh)))
+        if (failed(describe(
+                os, func, "arg", i, func.getArgumentTypes()[i],
+                func.getArgAttrOfType<ShardingAttr>(
+                    i, TPDialect::kShardingAttrName),
+                func.getArgAttrOfType<StringAttr>(i, TPDialect::kNameAttrName),
+                mesh)))
           return signalPassFailure();
       for (unsigned i = 0; i < func.getNumResults(); ++i)
         if (failed(describe(os, func, "result", i, func.getResultTypes()[i],
                             func.getResultAttrOfType<ShardingAttr>(
                                 i, TPDialect::kShardingAttrName),
+                            func.getResultAttrOfType<StringAttr>(
+                                i, TPDialect::kNameAttrName),
                             mesh)))
           return signalPassFailure();
       os << "end\n";
@@ -220,6 +228,7 @@ struct RecordManifestPass
       return name == TPDialect::kShardingAttrName ||
              name == TPDialect::kShardingsAttrName ||
              name == TPDialect::kOriginAttrName ||
+             name == TPDialect::kNameAttrName ||
              name == TPDialect::kOriginsAttrName;
     });
   }

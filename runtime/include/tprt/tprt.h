@@ -511,6 +511,10 @@ typedef struct tprt_tensor_info {
   int32_t rank;
   int64_t shape[TPRT_MAX_TENSOR_RANK]; /* global shape */
   tprt_sharding sharding;
+  /* The tensor's name where it came from (`tp.name`: a parameter's fully
+   * qualified name in the imported module), or "" if it has none; owned by
+   * the program. */
+  const char *name;
 } tprt_tensor_info;
 
 /* Loads a library as tp-compile wrote it: its checksum trailer is checked

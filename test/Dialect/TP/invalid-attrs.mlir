@@ -23,8 +23,17 @@ func.func @f(%x: tensor<8xf32> {tp.sharding = 3}) {
 
 // Tests that unknown tp attributes on arguments are rejected.
 
-// expected-error @+1 {{'func.func' op argument #0: unknown tp attribute 'tp.shard'; expected 'tp.sharding' or 'tp.origin'}}
+// expected-error @+1 {{'func.func' op argument #0: unknown tp attribute 'tp.shard'; expected 'tp.sharding', 'tp.origin' or 'tp.name'}}
 func.func @f(%x: tensor<8xf32> {tp.shard = 3}) {
+  return
+}
+
+// -----
+
+// Tests that tp.name on a function argument must be a string.
+
+// expected-error @+1 {{'func.func' op argument #0: 'tp.name' must be a string, got 3 : i64}}
+func.func @f(%x: tensor<8xf32> {tp.name = 3}) {
   return
 }
 

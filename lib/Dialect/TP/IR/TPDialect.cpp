@@ -41,16 +41,18 @@ static LogicalResult verifyFunctionSharding(Operation *op, bool isResult,
   auto emitError = [&]() {
     return op->emitOpError() << what << " #" << index << ": ";
   };
-  if (attr.getName() == TPDialect::kOriginAttrName) {
+  if (attr.getName() == TPDialect::kOriginAttrName ||
+      attr.getName() == TPDialect::kNameAttrName) {
     if (!isa<StringAttr>(attr.getValue()))
-      return emitError() << "'" << TPDialect::kOriginAttrName
+      return emitError() << "'" << attr.getName().getValue()
                          << "' must be a string, got " << attr.getValue();
     return success();
   }
   if (attr.getName() != TPDialect::kShardingAttrName)
     return emitError() << "unknown tp attribute '" << attr.getName().getValue()
                        << "'; expected '" << TPDialect::kShardingAttrName
-                       << "' or '" << TPDialect::kOriginAttrName << "'";
+                       << "', '" << TPDialect::kOriginAttrName << "' or '"
+                       << TPDialect::kNameAttrName << "'";
   auto sharding = dyn_cast<ShardingAttr>(attr.getValue());
   if (!sharding)
     return emitError() << "'" << TPDialect::kShardingAttrName

@@ -57,6 +57,10 @@ def TP_Dialect : Dialect {
     * `tp.origins` (an array of strings, one per result) on ops and
       `tp.origin` (a string) on function arguments and results: where a
       sharding came from, written by `--tp-propagate{record-origins}`.
+    * `tp.name` (a string) on function arguments and results: the name the
+      tensor has where it came from (a parameter's fully qualified name in
+      the PyTorch module, `transformer.h.0.attn.c_attn.weight`); it is kept
+      through the passes and recorded in the program manifest.
     * `tp.manifest` (a string) on a module: the program manifest that
       `--tp-record-manifest` writes while lowering to the CPU runtime.
   }];
@@ -71,6 +75,7 @@ def TP_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kSpmdAttrName = "tp.spmd";
     static constexpr ::llvm::StringLiteral kOriginsAttrName = "tp.origins";
     static constexpr ::llvm::StringLiteral kOriginAttrName = "tp.origin";
+    static constexpr ::llvm::StringLiteral kNameAttrName = "tp.name";
     static constexpr ::llvm::StringLiteral kManifestAttrName = "tp.manifest";
 
   private:
