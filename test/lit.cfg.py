@@ -7,7 +7,7 @@ from lit.llvm import llvm_config
 
 config.name = "tp-mlir"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
-config.suffixes = [".mlir", ".test"]
+config.suffixes = [".mlir", ".test", ".py"]
 config.excludes = ["CMakeLists.txt", "Inputs", "lit.cfg.py", "lit.site.cfg.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.tp_obj_root, "test")
@@ -87,3 +87,14 @@ if "address" in sanitize or "thread" in sanitize:
     preload = ("env LD_PRELOAD=%s ASAN_OPTIONS=detect_leaks=0:allow_user_poisoning=0"
                % path)
 config.substitutions.append(("%sanitizer_preload", preload))
+
+# %PYTHON: Debian's Python (its torch and numpy), with the tp_mlir package from
+# this checkout and the tools and libtprt of this build. Feature `torch` where
+# that Python has torch.
+import subprocess
+python_env = "env PYTHONPATH=%s TP_MLIR_BUILD_DIR=%s" % (
+    os.path.join(config.tp_src_root, "python"), config.tp_obj_root)
+config.substitutions.append(("%PYTHON", "%s %s /usr/bin/python3" % (preload, python_env)))
+if subprocess.run(["/usr/bin/python3", "-c", "import torch, numpy"],
+                  capture_output=True).returncode == 0:
+    config.available_features.add("torch")

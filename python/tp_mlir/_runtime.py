@@ -1,0 +1,156 @@
+"""libtprt through ctypes: load a program library, run one of its functions on
+the simulated devices of its mesh, numpy arrays in and out.
+
+The runtime is opened with RTLD_LOCAL (ctypes' default): a program library
+reaches it through the function table in its rank context, never through the
+global symbol scope.
+"""
+import ctypes
+
+import numpy as np
+
+from . import _tools
+from .errors import RuntimeError_
+
+MAX_MESH_RANK, MAX_TENSOR_RANK = 4, 8
+
+# tprt_dtype -> (name, numpy storage dtype). bf16 has no numpy dtype: it is
+# stored as uint16 (its bits).
+DTYPES = {0: ("f32", np.float32), 1: ("f64", np.float64), 2: ("f16", np.float16),
+          3: ("bf16", np.uint16), 4: ("i32", np.int32), 5: ("i64", np.int64)}
+
+
+class _Axes(ctypes.Structure):
+    _fields_ = [("count", ctypes.c_int32), ("axes", ctypes.c_int32 * MAX_MESH_RANK)]
+
+
+class _Sharding(ctypes.Structure):
+    _fields_ = [("rank", ctypes.c_int32), ("dims", _Axes * MAX_TENSOR_RANK),
+                ("partial", _Axes)]
+
+
+class _TensorInfo(ctypes.Structure):
+    _fields_ = [("dtype", ctypes.c_int), ("rank", ctypes.c_int32),
+                ("shape", ctypes.c_int64 * MAX_TENSOR_RANK), ("sharding", _Sharding),
+                ("name", ctypes.c_char_p)]
+
+
+class _Mesh(ctypes.Structure):
+    _fields_ = [("rank", ctypes.c_int32), ("sizes", ctypes.c_int64 * MAX_MESH_RANK)]
+
+
+class _HostTensor(ctypes.Structure):
+    _fields_ = [("dtype", ctypes.c_int), ("rank", ctypes.c_int32),
+                ("shape", ctypes.c_int64 * MAX_TENSOR_RANK), ("data", ctypes.c_void_p)]
+
+
+class _SessionOptions(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_uint32), ("timeout_ms", ctypes.c_int64),
+                ("backend", ctypes.c_char_p), ("partial_seed", ctypes.c_uint64),
+                ("device_timing", ctypes.c_int32)]
+
+
+_lib = None
+
+
+def library():
+    """libtprt, opened once."""
+    global _lib
+    if _lib is None:
+        lib = ctypes.CDLL(_tools.find_runtime())
+        lib.tprt_status_message.restype = ctypes.c_char_p
+        lib.tprt_status_message.argtypes = [ctypes.c_void_p]
+        lib.tprt_status_free.argtypes = [ctypes.c_void_p]
+        for name in ("tprt_program_load", "tprt_session_create", "tprt_session_run",
+                     "tprt_program_find_function"):
+            getattr(lib, name).restype = ctypes.c_void_p
+        lib.tprt_program_arg.restype = ctypes.POINTER(_TensorInfo)
+        lib.tprt_program_result.restype = ctypes.POINTER(_TensorInfo)
+        lib.tprt_program_mesh.restype = ctypes.POINTER(_Mesh)
+        lib.tprt_program_destroy.argtypes = [ctypes.c_void_p]
+        lib.tprt_session_destroy.argtypes = [ctypes.c_void_p]
+        lib.tprt_program_target.restype = ctypes.c_char_p
+        _lib = lib
+    return _lib
+
+
+def _check(status, what):
+    if status:
+        lib = library()
+        message = lib.tprt_status_message(status).decode(errors="replace")
+        lib.tprt_status_free(status)
+        raise RuntimeError_("%s: %s" % (what, message))
+
+
+class TensorSpec:
+    """What the manifest says of one argument or result."""
+
+    def __init__(self, info):
+        self.dtype, self.np_dtype = DTYPES[info.dtype]
+        self.code = info.dtype
+        self.shape = tuple(info.shape[d] for d in range(info.rank))
+        self.name = (info.name or b"").decode()
+
+    def __repr__(self):
+        return "%s%s%s" % (self.name + ": " if self.name else "", self.dtype,
+                           list(self.shape))
+
+
+class LoadedProgram:
+    """One function of a program library, loaded."""
+
+    def __init__(self, path, function):
+        lib = library()
+        self._handle = ctypes.c_void_p()
+        _check(lib.tprt_program_load(path.encode(), ctypes.byref(self._handle)),
+               "loading " + path)
+        index = ctypes.c_int32()
+        _check(lib.tprt_program_find_function(self._handle, function.encode(),
+                                              ctypes.byref(index)), path)
+        self._function = index.value
+        self.args = [TensorSpec(lib.tprt_program_arg(self._handle, self._function, i).contents)
+                     for i in range(lib.tprt_program_num_args(self._handle, self._function))]
+        self.results = [TensorSpec(lib.tprt_program_result(self._handle, self._function, i).contents)
+                        for i in range(lib.tprt_program_num_results(self._handle, self._function))]
+        self._mesh = lib.tprt_program_mesh(self._handle, self._function)
+        self.target = lib.tprt_program_target(self._handle).decode()
+        self.num_devices = 1
+        for d in range(self._mesh.contents.rank):
+            self.num_devices *= self._mesh.contents.sizes[d]
+
+    def run(self, arrays, backend="local", partial_seed=0, timeout_ms=0):
+        """Runs the function on every device of its mesh; `arrays` are numpy
+        arrays in the manifest's dtypes (bf16 as uint16 bits)."""
+        lib = library()
+        inputs = [np.require(a, requirements="C") for a in arrays]
+        outputs = [np.empty(spec.shape, spec.np_dtype) for spec in self.results]
+        ins = (_HostTensor * max(len(inputs), 1))()
+        for i, (spec, array) in enumerate(zip(self.args, inputs)):
+            ins[i] = _host_tensor(spec.code if array.dtype == spec.np_dtype else -1, array)
+        outs = (_HostTensor * max(len(outputs), 1))()
+        for i, (spec, array) in enumerate(zip(self.results, outputs)):
+            outs[i] = _host_tensor(spec.code, array)
+        options = _SessionOptions(ctypes.sizeof(_SessionOptions), timeout_ms,
+                                  backend.encode(), partial_seed, 0)
+        session = ctypes.c_void_p()
+        _check(lib.tprt_session_create(self._mesh, ctypes.byref(options),
+                                       ctypes.byref(session)), "creating a session")
+        try:
+            _check(lib.tprt_session_run(session, self._handle, self._function, ins,
+                                        len(inputs), outs, len(outputs)), "running")
+        finally:
+            lib.tprt_session_destroy(session)
+        return outputs
+
+    def __del__(self):
+        if getattr(self, "_handle", None) and _lib is not None:
+            _lib.tprt_program_destroy(self._handle)
+            self._handle = None
+
+
+def _host_tensor(code, array):
+    t = _HostTensor(code, array.ndim)
+    for d, size in enumerate(array.shape[:MAX_TENSOR_RANK]):
+        t.shape[d] = size
+    t.data = array.ctypes.data_as(ctypes.c_void_p)
+    return t

@@ -1,0 +1,336 @@
+"""compile(): trace, import, plan, tp-compile, load; Program: call, report,
+verify."""
+import inspect
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import tempfile
+import weakref
+
+import numpy as np
+
+from . import _runtime, _tools
+from .errors import CompileError, TpMlirError, UnsupportedOpError
+from .importer import Importer, element_type
+from .plan import Mesh, resolve
+from .trace import trace
+
+_VIEW_OPS = ("aten.view.default", "aten._unsafe_view.default", "aten.reshape.default",
+             "aten._reshape_alias.default", "aten.add.Tensor")
+
+
+def _target(node):
+    from .importer import _target_name
+    return _target_name(node.target) if node.op == "call_function" else node.op
+
+
+def _fused_split(weight_node):
+    """The number of equal parts the output of the layer whose weight is
+    `weight_node` is split into along its features (a fused QKV projection
+    cut into q, k and v), or 1."""
+    frontier = [weight_node]
+    for _ in range(3):  # weight -> (t) -> mm/addmm
+        nxt = []
+        for n in frontier:
+            for u in n.users:
+                if _target(u) in ("aten.t.default", "aten.permute.default",
+                                  "aten.transpose.int"):
+                    nxt.append(u)
+                elif _target(u) in ("aten.addmm.default", "aten.mm.default"):
+                    return _split_parts(u)
+        frontier = nxt
+    return 1
+
+
+def _split_parts(node):
+    for _ in range(4):
+        users = list(node.users)
+        if len(users) != 1:
+            return 1
+        u = users[0]
+        name = _target(u)
+        if name in ("aten.split.Tensor", "aten.split_with_sizes.default"):
+            features = node.meta["val"].shape[-1]
+            dim = u.args[2] if len(u.args) > 2 else u.kwargs.get("dim", 0)
+            if dim not in (-1, len(node.meta["val"].shape) - 1):
+                return 1
+            sizes = u.args[1]
+            if isinstance(sizes, int):
+                if features % sizes:
+                    return 1
+                return features // sizes
+            return len(sizes) if len(set(sizes)) == 1 else 1
+        if name not in _VIEW_OPS:
+            return 1
+        node = u
+    return 1
+
+
+class Program:
+    """A compiled, sharded module: call it with the module's inputs (numpy
+    arrays or torch tensors) to run it on the mesh's simulated devices."""
+
+    def __init__(self, module, mlir, workdir, library, args, results_meta, mesh, backend,
+                 compile_flags):
+        self.module = module
+        self.mlir = mlir
+        self.workdir = workdir
+        self.mesh = mesh
+        self.backend = backend
+        self._library_path = library
+        self._args = args              # [(kind, name, ir_shape)]
+        self._compile_flags = compile_flags
+        self._loaded = _runtime.LoadedProgram(library, "forward")
+        self._results_meta = results_meta
+
+    @property
+    def model_path(self):
+        return os.path.join(self.workdir, "model.mlir")
+
+    def _bind(self, inputs):
+        import torch
+        params = dict(self.module.named_parameters())
+        params.update(dict(self.module.named_buffers()))
+        user = [i for i, a in enumerate(self._args) if a[0] == "input"]
+        if len(inputs) != len(user):
+            raise TpMlirError("the program takes %d inputs (%s); got %d" % (
+                len(user), ", ".join(self._args[i][1] for i in user), len(inputs)))
+        given = iter(inputs)
+        arrays = []
+        for (kind, name, shape), spec in zip(self._args, self._loaded.args):
+            if kind == "input":
+                x = next(given)
+                if isinstance(x, torch.Tensor):
+                    x = _to_numpy(x)
+                x = np.asarray(x)
+                if spec.dtype == "bf16" and x.dtype != np.uint16:
+                    x = _to_numpy(torch.from_numpy(np.ascontiguousarray(x, np.float32))
+                                  .to(torch.bfloat16))
+                if x.shape != spec.shape or x.dtype != spec.np_dtype:
+                    raise TpMlirError("input '%s' is %s%s; the program takes %s%s" % (
+                        name, x.dtype, list(x.shape), spec.dtype, list(spec.shape)))
+            else:
+                x = _to_numpy(params[name].detach().reshape(shape))
+            arrays.append(x)
+        return arrays
+
+    def __call__(self, *inputs):
+        import torch
+        arrays = self._bind(inputs)
+        outputs = self._loaded.run(arrays, backend="local")
+        torch_in = any(isinstance(x, torch.Tensor) for x in inputs)
+        converted = []
+        for out, spec in zip(outputs, self._loaded.results):
+            if spec.dtype == "bf16":
+                t = torch.from_numpy(out.view(np.int16)).view(torch.bfloat16)
+                converted.append(t if torch_in else t.float().numpy())
+            else:
+                converted.append(torch.from_numpy(out) if torch_in else out)
+        return converted[0] if len(converted) == 1 else tuple(converted)
+
+    def report(self):
+        """The plan report (`tp-opt --tp-spmd --tp-report=format=json`) as a dict."""
+        path = os.path.join(self.workdir, "report.json")
+        flags = ["--tp-spmd" + ("=sequence-parallel" if "--sequence-parallel" in
+                                self._compile_flags else ""),
+                 "--tp-report=format=json output=%s" % path]
+        _run([_tools.find_tool("tp-opt"), self.model_path] + flags + ["-o", os.devnull], "tp-opt")
+        with open(path) as f:
+            return json.load(f)
+
+    def verify(self, *inputs, rtol=None):
+        """Runs the program and the module's own eager forward on `inputs` and
+        compares every element of every result as `tp-run --verify` does:
+        |got - want| <= rtol * max(|want|, rms(want)), relative to each
+        element's magnitude with the result's RMS as the floor (rtol 1e-5 for
+        f32, 1e-2 for f16, 4e-2 for bf16). Returns a Verification (truthy
+        when it passed)."""
+        import torch
+        got = self(*[torch.as_tensor(x) if not isinstance(x, torch.Tensor) else x for x in inputs])
+        got = got if isinstance(got, tuple) else (got,)
+        with torch.no_grad():
+            want = self.module(*[torch.as_tensor(x) for x in inputs])
+        want = _flatten(want)
+        if len(want) != len(got):
+            raise TpMlirError("the module returned %d tensors, the program %d"
+                              % (len(want), len(got)))
+        worst, tolerance = 0.0, 0.0
+        for g, w, spec in zip(got, want, self._loaded.results):
+            tol = rtol if rtol is not None else {"f16": 1e-2, "bf16": 4e-2, "f64": 1e-10}.get(
+                spec.dtype, 1e-5)
+            tolerance = max(tolerance, tol)
+            g, w = g.double(), w.detach().double()
+            if tuple(g.shape) != tuple(w.shape):
+                raise TpMlirError("result shapes differ: program %s, module %s"
+                                  % (list(g.shape), list(w.shape)))
+            if not w.numel():
+                continue
+            floor = float(w.pow(2).mean().sqrt())
+            ratio = ((g - w).abs() / (tol * w.abs().clamp(min=floor) + 1e-300)).max().item()
+            worst = max(worst, ratio * tol)
+        return Verification(worst, tolerance, self._loaded.num_devices)
+
+
+class Verification:
+    def __init__(self, worst, rtol, devices):
+        self.max_rel_error, self.rtol, self.devices = worst, rtol, devices
+        self.passed = worst <= rtol
+
+    def __bool__(self):
+        return self.passed
+
+    def __repr__(self):
+        return "%s: worst relative error %.3g (tolerance %.0e, floor: the RMS) on %d devices" % (
+            "PASS" if self.passed else "FAIL", self.max_rel_error, self.rtol, self.devices)
+
+
+def _flatten(x):
+    import torch
+    if isinstance(x, torch.Tensor):
+        return [x]
+    if isinstance(x, (list, tuple)):
+        out = []
+        for y in x:
+            out += _flatten(y)
+        return out
+    if isinstance(x, dict):
+        out = []
+        for y in x.values():
+            out += _flatten(y)
+        return out
+    raise TpMlirError("the module returned a %s; expected tensors" % type(x).__name__)
+
+
+def _to_numpy(t):
+    import torch
+    t = t.detach().cpu().contiguous()
+    if t.dtype == torch.bfloat16:
+        return t.view(torch.int16).numpy().view(np.uint16)
+    return t.numpy()
+
+
+def _run(cmd, what):
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise CompileError("%s failed (exit %d):\n%s\nreproduce with: %s" % (
+            what, proc.returncode, proc.stderr.strip(), " ".join(shlex.quote(c) for c in cmd)),
+            reproducer=" ".join(shlex.quote(c) for c in cmd))
+    return proc.stdout
+
+
+def _input_names(module, count):
+    try:
+        params = [p for p in inspect.signature(module.forward).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        names = [p.name for p in params[:count]]
+    except (TypeError, ValueError):
+        names = []
+    return names + ["input%d" % i for i in range(len(names), count)]
+
+
+def import_module(module, example_inputs, mesh=None, plan=None, workdir=None):
+    """Traces and imports `module`: returns (mlir text, args, resolved plan)
+    where args are (kind, name, IR shape) in the function's order."""
+    import torch
+    example_inputs = tuple(torch.as_tensor(x) for x in example_inputs)
+    names = _input_names(module, len(example_inputs))
+    if mesh is not None and not isinstance(mesh, Mesh):
+        mesh = Mesh(mesh)
+    resolved = resolve(module, mesh, plan,
+                       {n: tuple(x.shape) for n, x in zip(names, example_inputs)}) \
+        if mesh is not None else None
+    traced = trace(module, example_inputs, names)
+    buffers = dict(module.named_buffers())
+    placeholders = {}
+    for node, info in traced.placeholders.items():
+        info = dict(info)
+        if info["kind"] == "buffer" and not buffers[info["name"]].is_floating_point():
+            # Masks and index tables are constants of the program (the
+            # manifest has no bool); float buffers are arguments.
+            info = {"kind": "const", "name": info["name"], "value": buffers[info["name"]]}
+        elif resolved is not None and info["name"] in resolved.params:
+            shape = tuple(node.meta["val"].shape)
+            ir_shape, dim_map = shape, None
+            parts = _fused_split(node) if info["kind"] == "param" else 1
+            axes = resolved.params[info["name"]]
+            split_dims = set(axes.values())
+            if parts > 1 and len(split_dims) == 1:
+                # A fused projection (q|k|v) cut into equal parts: the weight
+                # is viewed with its features as [parts, features/parts] and
+                # split inside each part, so that each device holds the same
+                # heads of q, k and v (Megatron's layout).
+                d = next(iter(split_dims))
+                if shape[d] % parts == 0 and (shape[d] // parts) % _split_count(resolved, axes) == 0:
+                    ir_shape = shape[:d] + (parts, shape[d] // parts) + shape[d + 1:]
+                    dim_map = {k: (k if k < d else k + 1) for k in range(len(shape))}
+                    info["fused_parts"] = parts
+            info["shape"] = ir_shape
+            info["sharding"] = resolved.sharding_text(info["name"], len(ir_shape), dim_map)
+        placeholders[node] = info
+    imp = Importer(traced.graph, "forward", mesh)
+    try:
+        text = imp.run(placeholders)
+    except UnsupportedOpError as e:
+        workdir = workdir or tempfile.mkdtemp(prefix="tp_mlir-")
+        path = os.path.join(workdir, "reproducer.mlir")
+        partial = [v for v in _imported_values(imp)]
+        with open(path, "w") as f:
+            f.write(imp.text(partial[-1:], note="tp_mlir: imported so far; stopped at: %s" % e))
+        e.reproducer = path
+        e.args = (str(e) + "\nwhat was imported so far: %s (tp-opt %s)" % (path, path),)
+        raise
+    args = [(info["kind"], info["name"], tuple(info.get("shape") or node.meta["val"].shape))
+            for node, info in placeholders.items() if info["kind"] != "const"]
+    return text, args, resolved
+
+
+def _split_count(resolved, axes):
+    n = 1
+    for axis in axes:
+        n *= resolved.mesh.axes[axis]
+    return n
+
+
+def _imported_values(imp):
+    from .importer import Value
+    return [v for v in imp.env.values() if isinstance(v, Value)]
+
+
+def compile(module, example_inputs, mesh=None, plan=None, backward=False, backend="cpu",
+            workdir=None, sequence_parallel=None):
+    """Imports `module` (called on `example_inputs`), applies `plan` on
+    `mesh`, compiles it with tp-compile and loads it. Returns a Program."""
+    if backward:
+        raise TpMlirError("backward=True is not supported yet: only the forward pass is "
+                          "imported")
+    if backend != "cpu":
+        raise TpMlirError("backend %r: the Python package runs programs on the CPU backend "
+                          "only for now ('cpu')" % (backend,))
+    from .plan import Parallelized
+    if isinstance(module, Parallelized):
+        mesh, plan, module = module.mesh, module.plan, module.module
+    if mesh is None:
+        mesh = Mesh({"tp": 1})
+    if not isinstance(mesh, Mesh):
+        mesh = Mesh(mesh)
+    owned = workdir is None
+    workdir = workdir or tempfile.mkdtemp(prefix="tp_mlir-")
+    os.makedirs(workdir, exist_ok=True)
+    text, args, resolved = import_module(module, example_inputs, mesh, plan, workdir)
+    path = os.path.join(workdir, "model.mlir")
+    with open(path, "w") as f:
+        f.write(text)
+    flags = []
+    if sequence_parallel or (sequence_parallel is None and resolved and
+                             resolved.sequence_parallel):
+        flags.append("--sequence-parallel")
+    library = os.path.join(workdir, "model.so")
+    _run([_tools.find_tool("tp-compile"), path, "-o", library] + flags, "tp-compile")
+    program = Program(module, text, workdir, library, args, None, mesh, backend, flags)
+    if owned:
+        # A temporary folder lives as long as its program; one of a failed
+        # compile stays, for the reproducer in the error.
+        weakref.finalize(program, shutil.rmtree, workdir, True)
+    return program
