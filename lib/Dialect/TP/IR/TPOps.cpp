@@ -75,6 +75,12 @@ mlir::tp::verifyShardingFor(ShardingAttr sharding, Type type, Operation *anchor,
   // Tensors in the compiler; memrefs once a program is bufferized, where the
   // arguments keep their shardings for the runtime.
   auto tensorType = dyn_cast<ShapedType>(type);
+  // Attributes built by passes (ShardingAttr::get) skip the attribute's own
+  // verifier; check its invariants here (an axis that both splits and is
+  // pending would otherwise reach the partitioner as wrong code).
+  if (failed(ShardingAttr::verify(emitError, sharding.getMesh(),
+                                  sharding.getDims(), sharding.getPartial())))
+    return failure();
   if (!isa<RankedTensorType, MemRefType>(type))
     return emitError() << "a sharding describes a ranked tensor or memref, got "
                        << type;

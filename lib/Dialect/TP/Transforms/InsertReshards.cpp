@@ -429,7 +429,23 @@ LogicalResult ReshardInserter::finalize() {
           samePending = false;
         pending = have.partial;
       }
-      if (pending && samePending && isLinearIn(op, partialIn))
+      // A pending axis may not also split (or be pending in) what the op
+      // computes: x pending over "tp" times a weight split over "tp" is no
+      // term of any sum. Such operands are reduced first.
+      auto usesPendingAxis = [&](const std::optional<TensorSharding> &s) {
+        if (!s)
+          return false;
+        for (const AxisList &axes : s->dims)
+          for (StringRef axis : axes)
+            if (llvm::is_contained(*pending, axis))
+              return true;
+        return llvm::any_of(s->partial, [&](StringRef axis) {
+          return llvm::is_contained(*pending, axis);
+        });
+      };
+      if (pending && samePending && isLinearIn(op, partialIn) &&
+          llvm::none_of(outcome->operands, usesPendingAxis) &&
+          llvm::none_of(outcome->results, usesPendingAxis))
         passedPartial = *pending;
       else
         partialIn.assign(partialIn.size(), false);
