@@ -150,8 +150,20 @@ class Program:
         import torch
         got = self(*[torch.as_tensor(x) if not isinstance(x, torch.Tensor) else x for x in inputs])
         got = got if isinstance(got, tuple) else (got,)
+        reference = "eager"
         with torch.no_grad():
-            want = self.module(*[torch.as_tensor(x) for x in inputs])
+            args = [torch.as_tensor(x) for x in inputs]
+            try:
+                want = self.module(*args)
+            except RuntimeError as e:
+                if "not implemented for" not in str(e):
+                    raise
+                # CPU PyTorch lacks some f16 kernels (layer norm): the
+                # reference is then a float32 copy of the module.
+                import copy
+                module = copy.deepcopy(self.module).float()
+                want = module(*[a.float() if a.is_floating_point() else a for a in args])
+                reference = "eager float32 (%s)" % str(e).split(":")[0].strip('"')
         want = _flatten(want)
         if len(want) != len(got):
             raise TpMlirError("the module returned %d tensors, the program %d"
@@ -170,20 +182,23 @@ class Program:
             floor = float(w.pow(2).mean().sqrt())
             ratio = ((g - w).abs() / (tol * w.abs().clamp(min=floor) + 1e-300)).max().item()
             worst = max(worst, ratio * tol)
-        return Verification(worst, tolerance, self._loaded.num_devices)
+        return Verification(worst, tolerance, self._loaded.num_devices, reference)
 
 
 class Verification:
-    def __init__(self, worst, rtol, devices):
+    def __init__(self, worst, rtol, devices, reference="eager"):
         self.max_rel_error, self.rtol, self.devices = worst, rtol, devices
+        self.reference = reference
         self.passed = worst <= rtol
 
     def __bool__(self):
         return self.passed
 
     def __repr__(self):
-        return "%s: worst relative error %.3g (tolerance %.0e, floor: the RMS) on %d devices" % (
-            "PASS" if self.passed else "FAIL", self.max_rel_error, self.rtol, self.devices)
+        return ("%s: worst relative error %.3g (tolerance %.0e, floor: the RMS) on %d devices"
+                "%s" % ("PASS" if self.passed else "FAIL", self.max_rel_error, self.rtol,
+                        self.devices, "" if self.reference == "eager" else
+                        "; reference: " + self.reference))
 
 
 def _flatten(x):

@@ -96,13 +96,16 @@ class Importer:
                 outputs = self._flatten_output(node.args[0])
             else:
                 self._unsupported("graph node of kind '%s'" % node.op)
+        import torch.fx
         results = []
         for out in outputs:
-            value = self.env[out] if out is not None else None
-            if isinstance(value, Const):
+            value = self.env.get(out) if isinstance(out, torch.fx.Node) else None
+            if isinstance(value, Const) and hasattr(value.value, "shape"):
                 value = self._materialize(value, out)
             if not isinstance(value, Value):
-                self._unsupported("an output that is not a tensor")
+                raise UnsupportedOpError(
+                    "the module returns %r, which is not a tensor; the program's results "
+                    "are tensors" % (value.value if isinstance(value, Const) else out,))
             results.append(value)
         self.results = results
         return self.text(results)
