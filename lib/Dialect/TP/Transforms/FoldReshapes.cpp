@@ -5,7 +5,8 @@
 //===----------------------------------------------------------------------===//
 //
 // 1. Upstream fusion by expansion: a collapse_shape feeding a linalg op, or an
-//    expand_shape of its result, is folded by expanding the op's loops.
+//    expand_shape of its result (when the result has no other user), is
+//    folded by expanding the op's loops.
 // 2. linalg.softmax moves across a collapse_shape that leaves its normalized
 //    dimension alone (upstream fusion does not know softmax).
 // 3. Canonicalization cancels expand/collapse pairs and folds reshapes of
@@ -97,8 +98,16 @@ struct FoldReshapesPass
       return signalPassFailure();
     MLIRContext *ctx = &getContext();
     RewritePatternSet patterns(ctx);
+    // A linalg op whose result also has other users is not expanded into a
+    // reshape of it: the original would stay for those users, computed twice,
+    // and a training step (activations reused by the backward pass) would
+    // grow with every round of rewriting.
     linalg::populateFoldReshapeOpsByExpansionPatterns(
-        patterns, [](OpOperand *) { return true; });
+        patterns, [](OpOperand *fused) {
+          Value source = fused->get();
+          return !isa_and_nonnull<linalg::LinalgOp>(source.getDefiningOp()) ||
+                 source.hasOneUse();
+        });
     patterns.add<SoftmaxThroughCollapse>(ctx);
     tensor::ExpandShapeOp::getCanonicalizationPatterns(patterns, ctx);
     tensor::CollapseShapeOp::getCanonicalizationPatterns(patterns, ctx);

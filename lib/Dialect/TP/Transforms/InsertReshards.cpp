@@ -424,6 +424,12 @@ LogicalResult ReshardInserter::finalize() {
         const TensorSharding &have = finalOf(use.get());
         if (have.partial.empty() || have.dims != s->dims)
           continue;
+        // A pending sum read by several ops is reduced once, where it is
+        // made, not once per reader (LayerNorm's backward reads its output
+        // gradient three times: one all-reduce instead of three).
+        if (!llvm::all_equal(llvm::map_range(
+                use.get().getUsers(), [](Operation *user) { return user; })))
+          continue;
         partialIn[use.getOperandNumber()] = true;
         if (pending && *pending != have.partial)
           samePending = false;
