@@ -122,7 +122,11 @@ class Program:
         outputs = self._loaded.run(arrays, backend="local")
         torch_in = any(isinstance(x, torch.Tensor) for x in inputs)
         converted = []
+        # A viewed parameter's gradient comes back in the parameter's shape.
+        shapes = {"grad." + k: tuple(v.shape) for k, v in self.module.named_parameters()}
         for out, spec in zip(outputs, self._loaded.results):
+            if spec.name in shapes and out.shape != shapes[spec.name]:
+                out = out.reshape(shapes[spec.name])
             if spec.dtype == "bf16":
                 t = torch.from_numpy(out.view(np.int16)).view(torch.bfloat16)
                 converted.append(t if torch_in else t.float().numpy())
@@ -140,13 +144,32 @@ class Program:
         with open(path) as f:
             return json.load(f)
 
+    def _reference(self, module, args):
+        """The module's own results: its output, or for a training step the
+        loss and the gradients from eager autograd."""
+        import torch
+        if not getattr(self, "backward", False):
+            return module(*args)
+        trainable = [p for p in module.parameters() if p.requires_grad]
+        split = len(args) - self.num_targets
+        names = [a[1] for a in self._args if a[0] == "input"]
+        args = list(args)
+        wanted = [names.index(n) for n in self.grad_inputs]
+        for i in wanted:
+            args[i] = args[i].detach().clone().requires_grad_()
+        with torch.enable_grad():
+            value = _loss_of(module(*args[:split]), self.loss, args[split:])
+            grads = torch.autograd.grad(value, trainable + [args[i] for i in wanted])
+            return [value.detach()] + [g.detach() for g in grads]
+
     def verify(self, *inputs, rtol=None):
         """Runs the program and the module's own eager forward on `inputs` and
         compares every element of every result as `tp-run --verify` does:
         |got - want| <= rtol * max(|want|, rms(want)), relative to each
         element's magnitude with the result's RMS as the floor (rtol 1e-5 for
-        f32, 1e-2 for f16, 4e-2 for bf16). Returns a Verification (truthy
-        when it passed)."""
+        f32, 1e-2 for f16, 4e-2 for bf16); a training step's gradients take
+        the largest gradient RMS as their common floor. Returns a
+        Verification (truthy when it passed)."""
         import torch
         got = self(*[torch.as_tensor(x) if not isinstance(x, torch.Tensor) else x for x in inputs])
         got = got if isinstance(got, tuple) else (got,)
@@ -154,7 +177,7 @@ class Program:
         with torch.no_grad():
             args = [torch.as_tensor(x) for x in inputs]
             try:
-                want = self.module(*args)
+                want = self._reference(self.module, args)
             except RuntimeError as e:
                 if "not implemented for" not in str(e):
                     raise
@@ -162,14 +185,22 @@ class Program:
                 # reference is then a float32 copy of the module.
                 import copy
                 module = copy.deepcopy(self.module).float()
-                want = module(*[a.float() if a.is_floating_point() else a for a in args])
-                reference = "eager float32 (%s)" % str(e).split(":")[0].strip('"')
+                want = self._reference(
+                    module, [a.float() if a.is_floating_point() else a for a in args])
+                reference = "eager float32 (%s)" % str(e).replace('"', "")
         want = _flatten(want)
         if len(want) != len(got):
             raise TpMlirError("the module returned %d tensors, the program %d"
                               % (len(want), len(got)))
         worst, tolerance = 0.0, 0.0
-        for g, w, spec in zip(got, want, self._loaded.results):
+        # A training step's gradients share one scale: a gradient that is zero
+        # by symmetry (a key projection's bias under softmax) comes out as the
+        # rounding noise of terms of that scale, so their floor is the largest
+        # gradient RMS; a forward result's floor is its own RMS.
+        rms = [float(w.detach().double().pow(2).mean().sqrt()) if w.numel() else 0.0
+               for w in want]
+        shared = max(rms[1:], default=0.0) if getattr(self, "backward", False) else 0.0
+        for index, (g, w, spec) in enumerate(zip(got, want, self._loaded.results)):
             tol = rtol if rtol is not None else {"f16": 1e-2, "bf16": 4e-2, "f64": 1e-10}.get(
                 spec.dtype, 1e-5)
             tolerance = max(tolerance, tol)
@@ -179,7 +210,7 @@ class Program:
                                   % (list(g.shape), list(w.shape)))
             if not w.numel():
                 continue
-            floor = float(w.pow(2).mean().sqrt())
+            floor = max(rms[index], shared if index > 0 else 0.0)
             ratio = ((g - w).abs() / (tol * w.abs().clamp(min=floor) + 1e-300)).max().item()
             worst = max(worst, ratio * tol)
         return Verification(worst, tolerance, self._loaded.num_devices, reference)
@@ -245,18 +276,78 @@ def _input_names(module, count):
     return names + ["input%d" % i for i in range(len(names), count)]
 
 
-def import_module(module, example_inputs, mesh=None, plan=None, workdir=None):
-    """Traces and imports `module`: returns (mlir text, args, resolved plan)
-    where args are (kind, name, IR shape) in the function's order."""
+def _loss_of(output, loss, targets=()):
+    """The training step's loss: `loss(output, *targets)`, or the sum of
+    every output."""
+    if loss is not None:
+        return loss(output, *targets)
+    total = None
+    for t in _flatten(output):
+        total = t.sum() if total is None else total + t.sum()
+    return total
+
+
+def _training_step(module, loss, num_inputs, grad_inputs=(), input_names=()):
+    """forward + backward: (loss, gradient of each trainable parameter)."""
+    import torch
+    try:
+        from torch.func import functional_call
+    except ImportError:
+        from torch.nn.utils.stateless import functional_call
+    trainable = [k for k, v in module.named_parameters() if v.requires_grad]
+    if not trainable:
+        raise TpMlirError("backward=True: the module has no parameter that requires grad")
+
+    wanted = [input_names.index(n) for n in grad_inputs]
+
+    def step(p, b, *inputs):
+        inputs = list(inputs)
+        for i in wanted:
+            inputs[i] = inputs[i].detach().requires_grad_()
+        output = functional_call(module, {**p, **b}, tuple(inputs[:num_inputs]))
+        value = _loss_of(output, loss, inputs[num_inputs:])
+        if value.dim() != 0:
+            raise TpMlirError("backward=True: the loss has shape %s; expected a scalar"
+                              % list(value.shape))
+        return (value,) + tuple(torch.autograd.grad(
+            value, [p[k] for k in trainable] + [inputs[i] for i in wanted]))
+    step.needs_grad = True
+    return step, ["loss"] + ["grad." + k for k in trainable] + \
+        ["grad." + input_names[i] for i in wanted]
+
+
+def import_module(module, example_inputs, mesh=None, plan=None, workdir=None, backward=False,
+                  loss=None, targets=(), grad_inputs=()):
+    """Traces and imports `module` (with backward=True its training step: the
+    loss and each trainable parameter's gradient): returns (mlir text, args,
+    resolved plan) where args are (kind, name, IR shape) in the function's
+    order."""
     import torch
     example_inputs = tuple(torch.as_tensor(x) for x in example_inputs)
     names = _input_names(module, len(example_inputs))
+    num_inputs = len(example_inputs)
+    if targets:
+        if not backward or loss is None:
+            raise TpMlirError("targets are the loss's: they need backward=True and loss=")
+        example_inputs += tuple(torch.as_tensor(t) for t in targets)
+        names += ["target"] if len(targets) == 1 else ["target%d" % i for i in range(len(targets))]
     if mesh is not None and not isinstance(mesh, Mesh):
         mesh = Mesh(mesh)
     resolved = resolve(module, mesh, plan,
                        {n: tuple(x.shape) for n, x in zip(names, example_inputs)}) \
         if mesh is not None else None
-    traced = trace(module, example_inputs, names)
+    if grad_inputs and not backward:
+        raise TpMlirError("grad_inputs needs backward=True")
+    for name in grad_inputs:
+        if name not in names[:num_inputs]:
+            raise TpMlirError("grad_inputs names '%s'; the module's inputs are %s"
+                              % (name, ", ".join(names[:num_inputs])))
+        if not example_inputs[names.index(name)].is_floating_point():
+            raise TpMlirError("grad_inputs names '%s', which is not a floating-point input"
+                              % name)
+    forward, result_names = (_training_step(module, loss, num_inputs, tuple(grad_inputs), names)
+                             if backward else (None, None))
+    traced = trace(module, example_inputs, names, forward)
     buffers = dict(module.named_buffers())
     placeholders = {}
     for node, info in traced.placeholders.items():
@@ -285,6 +376,34 @@ def import_module(module, example_inputs, mesh=None, plan=None, workdir=None):
             info["sharding"] = resolved.sharding_text(info["name"], len(ir_shape), dim_map)
         placeholders[node] = info
     imp = Importer(traced.graph, "forward", mesh)
+    imp.result_names = result_names
+    views = {info["name"]: info["shape"] for info in placeholders.values()
+             if info.get("fused_parts")}
+    if result_names:
+        imp.result_views = [views.get(n[len("grad."):]) if n.startswith("grad.") else None
+                            for n in result_names]
+        if mesh is not None:
+            # Each gradient is laid out as its parameter (a replicated
+            # parameter's gradient replicated: the optimizer updates it on
+            # every device), so every reduction is in the program and its
+            # plan report, none left to the runtime's gather.
+            param_info = {info["name"]: (info, node) for node, info in placeholders.items()
+                          if info["kind"] == "param"}
+            imp_shapes = {"grad." + info["name"]: tuple(node.meta["val"].shape)
+                          for node, info in placeholders.items() if info["kind"] == "input"}
+            shardings = []
+            for name in result_names:
+                info, node = param_info.get(name[len("grad."):], (None, None))
+                if info is None:
+                    # The loss, and an input's gradient: replicated.
+                    rank = len(imp_shapes[name]) if name in imp_shapes else 0
+                    shardings.append("#tp.sharding<@%s, [%s]>" % (
+                        mesh.name, ", ".join(["{}"] * rank)))
+                    continue
+                rank = len(info.get("shape") or node.meta["val"].shape)
+                shardings.append(info.get("sharding") or "#tp.sharding<@%s, [%s]>" % (
+                    mesh.name, ", ".join(["{}"] * rank)))
+            imp.result_shardings = shardings
     try:
         text = imp.run(placeholders)
     except UnsupportedOpError as e:
@@ -313,13 +432,17 @@ def _imported_values(imp):
     return [v for v in imp.env.values() if isinstance(v, Value)]
 
 
-def compile(module, example_inputs, mesh=None, plan=None, backward=False, backend="cpu",
-            workdir=None, sequence_parallel=None):
+def compile(module, example_inputs, mesh=None, plan=None, backward=False, loss=None,
+            targets=(), grad_inputs=(), backend="cpu", workdir=None, sequence_parallel=None):
     """Imports `module` (called on `example_inputs`), applies `plan` on
-    `mesh`, compiles it with tp-compile and loads it. Returns a Program."""
-    if backward:
-        raise TpMlirError("backward=True is not supported yet: only the forward pass is "
-                          "imported")
+    `mesh`, compiles it with tp-compile and loads it. Returns a Program.
+
+    backward=True imports the training step instead: the program returns
+    the loss (`loss(output, *targets)`, default the sum of the outputs) and
+    the gradient of every trainable parameter, in `named_parameters()`
+    order, then of each input named in `grad_inputs` (as a layer inside a
+    stack needs: Megatron's backward all-reduce at the block's input); it
+    takes the module's inputs, then the targets."""
     if backend != "cpu":
         raise TpMlirError("backend %r: the Python package runs programs on the CPU backend "
                           "only for now ('cpu')" % (backend,))
@@ -333,7 +456,8 @@ def compile(module, example_inputs, mesh=None, plan=None, backward=False, backen
     owned = workdir is None
     workdir = workdir or tempfile.mkdtemp(prefix="tp_mlir-")
     os.makedirs(workdir, exist_ok=True)
-    text, args, resolved = import_module(module, example_inputs, mesh, plan, workdir)
+    text, args, resolved = import_module(module, example_inputs, mesh, plan, workdir,
+                                         backward, loss, targets, grad_inputs)
     path = os.path.join(workdir, "model.mlir")
     with open(path, "w") as f:
         f.write(text)
@@ -344,6 +468,9 @@ def compile(module, example_inputs, mesh=None, plan=None, backward=False, backen
     library = os.path.join(workdir, "model.so")
     _run([_tools.find_tool("tp-compile"), path, "-o", library] + flags, "tp-compile")
     program = Program(module, text, workdir, library, args, None, mesh, backend, flags)
+    program.backward, program.loss = backward, loss
+    program.num_targets = len(targets)
+    program.grad_inputs = tuple(grad_inputs)
     if owned:
         # A temporary folder lives as long as its program; one of a failed
         # compile stays, for the reproducer in the error.

@@ -107,6 +107,12 @@ class Importer:
                     "the module returns %r, which is not a tensor; the program's results "
                     "are tensors" % (value.value if isinstance(value, Const) else out,))
             results.append(value)
+        # Results returned in another (viewed) shape: a viewed parameter's
+        # gradient, in the parameter's view.
+        views = getattr(self, "result_views", None) or []
+        for i, shape in enumerate(views):
+            if shape is not None and i < len(results):
+                results[i] = self._reshape(results[i], tuple(shape))
         self.results = results
         return self.text(results)
 
@@ -120,7 +126,19 @@ class Importer:
             "%s: %s%s" % (v.name, tensor_type(v.shape, v.dtype), " {%s}" % attrs if attrs else "")
             for v, attrs, _ in self.args)
         res = ", ".join(tensor_type(v.shape, v.dtype) for v in results)
-        lines.append("func.func @%s(%s)\n    -> (%s) {" % (self.func_name, args, res))
+        names = getattr(self, "result_names", None) or []
+        shardings = getattr(self, "result_shardings", None) or []
+
+        def result_attrs(i):
+            attrs = []
+            if i < len(names):
+                attrs.append('tp.name = "%s"' % names[i])
+            if i < len(shardings) and shardings[i]:
+                attrs.append("tp.sharding = %s" % shardings[i])
+            return " {%s}" % ", ".join(attrs) if attrs else ""
+        sig = ", ".join(tensor_type(v.shape, v.dtype) + result_attrs(i)
+                        for i, v in enumerate(results))
+        lines.append("func.func @%s(%s)\n    -> (%s) {" % (self.func_name, args, sig))
         lines += ["  " + line for line in self.b.lines]
         lines.append("  return %s%s" % (", ".join(v.name for v in results),
                                         " : " + res if results else ""))
@@ -825,6 +843,19 @@ def _cat(imp, node):
     tensors = [t for t in tensors if t.shape[dim] != 0 or len(t.shape) != 1]
     if len(tensors) == 1:
         return tensors[0]
+    if len({t.shape[dim] for t in tensors}) == 1:
+        # Equal parts (the gradient of a split into q|k|v): concatenated
+        # along a new major dimension, [parts, size], then merged, as the
+        # split was imported, so that a split of the minor one carries on.
+        size = tensors[0].shape[dim]
+        parts = [imp._reshape(t, t.shape[:dim] + (1, size) + t.shape[dim + 1:]) for t in tensors]
+        stacked = shape[:dim] + (len(parts), size) + shape[dim + 1:]
+        name = imp.b.fresh("cat")
+        imp.b.emit("%s = tensor.concat dim(%d) %s : (%s) -> %s" % (
+            name, dim, ", ".join(t.name for t in parts),
+            ", ".join(tensor_type(t.shape, t.dtype) for t in parts),
+            tensor_type(stacked, parts[0].dtype)))
+        return imp._reshape(Value(name, stacked, parts[0].dtype), shape)
     name = imp.b.fresh("cat")
     imp.b.emit("%s = tensor.concat dim(%d) %s : (%s) -> %s" % (
         name, dim, ", ".join(t.name for t in tensors),
@@ -933,7 +964,42 @@ def _logical_not(imp, node):
                                ["parallel"] * rank, fn), v.shape, "i1")
 
 
+def _filled_like(value):
+    def handler(imp, node):
+        if value is None:
+            fill = node.args[1]
+        else:
+            fill = value
+        return Value(imp.b.filled(fill, imp._shape(node), imp._dtype(node)), imp._shape(node),
+                     imp._dtype(node))
+    return handler
+
+
+def _slice_backward(imp, node):
+    """The gradient of a slice: the slice's gradient inserted into zeros."""
+    grad = imp._tensor(node.args[0])
+    shape = tuple(node.args[1])
+    rank = len(shape)
+    dim, start, step = node.args[2] % rank, node.args[3], node.args[5]
+    if start < 0:
+        start += shape[dim]
+    start = max(0, min(start, shape[dim]))
+    zeros = imp.b.filled(0, shape, grad.dtype)
+    offsets, strides = [0] * rank, [1] * rank
+    offsets[dim], strides[dim] = start, step
+    name = imp.b.fresh("ins")
+    imp.b.emit("%s = tensor.insert_slice %s into %s[%s] [%s] [%s] : %s into %s" % (
+        name, grad.name, zeros, ", ".join(map(str, offsets)), ", ".join(map(str, grad.shape)),
+        ", ".join(map(str, strides)), tensor_type(grad.shape, grad.dtype),
+        tensor_type(shape, grad.dtype)))
+    return Value(name, shape, grad.dtype)
+
+
 _HANDLERS = {
+    "aten.ones_like.default": _filled_like(1),
+    "aten.zeros_like.default": _filled_like(0),
+    "aten.full_like.default": _filled_like(None),
+    "aten.slice_backward.default": _slice_backward,
     "aten.add.Tensor": _add_like("arith.addf", "arith.addi"),
     "aten.add.Scalar": _add_like("arith.addf", "arith.addi"),
     "aten.sub.Tensor": _add_like("arith.subf", "arith.subi"),

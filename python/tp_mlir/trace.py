@@ -60,11 +60,14 @@ def _torch_version():
 
 def trace(module, example_inputs, input_names, forward=None):
     """Traces `forward(params, buffers, *inputs)` (default: the module's own
-    forward) and returns a Traced."""
+    forward) and returns a Traced. A `forward` with `needs_grad` set is
+    traced through autograd (a training step: its backward ops decomposed
+    into forward ones)."""
     import torch
     params = dict(module.named_parameters())
     buffers = dict(module.named_buffers())
-    if forward is None and _torch_version() >= (2, 1) and hasattr(torch, "export"):
+    if forward is None and _torch_version() >= (2, 1) and hasattr(torch, "export") and \
+            not _needs_grad(forward):
         return _trace_export(module, example_inputs, input_names, params, buffers)
     try:
         from torch.func import functional_call
@@ -75,10 +78,21 @@ def trace(module, example_inputs, input_names, forward=None):
     if forward is None:
         def forward(p, b, *inputs):
             return functional_call(module, {**p, **b}, tuple(inputs))
+    decompositions = {}
+    if _needs_grad(forward):
+        # Backward ops as the forward ops the importer knows.
+        from torch._decomp import get_decompositions
+        aten = torch.ops.aten
+        decompositions = get_decompositions([
+            aten.native_layer_norm_backward, aten._softmax_backward_data,
+            aten._log_softmax_backward_data, aten.tanh_backward, aten.gelu_backward,
+            aten.silu_backward, aten.sigmoid_backward, aten.threshold_backward,
+            aten.embedding_dense_backward])
     with _module_paths(module), torch.no_grad() if not _needs_grad(forward) else \
             contextlib.nullcontext():
         try:
-            gm = make_fx(forward, tracing_mode="fake")(params, buffers, *example_inputs)
+            gm = make_fx(forward, decomposition_table=decompositions,
+                         tracing_mode="fake")(params, buffers, *example_inputs)
         except Exception as e:  # a data-dependent shape, an unsupported Python construct
             raise UnsupportedOpError("tracing the module failed: %s: %s" % (type(e).__name__, e))
     nodes = [n for n in gm.graph.nodes if n.op == "placeholder"]
