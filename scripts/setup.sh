@@ -14,7 +14,7 @@ PACKAGES=(
   # C++ unit tests.
   googletest libgtest-dev
   # Python side (with /usr/bin/python3).
-  python3 python3-numpy python3-torch
+  python3 python3-numpy python3-torch python3-pip python3-setuptools
 )
 
 missing=()

@@ -35,6 +35,16 @@ for name, module, inputs, plan in cases:
     out = prog(*[x.numpy() for x in inputs])
     print(name, type(out).__name__, type(prog(*inputs)).__name__)
 
+# Sequence parallelism (the layer norms on split tokens): reduce_scatter
+# where the all_reduces were, all_gather before the column-parallel layers.
+plan = dict(GPT2_PLAN, **{"ln_*": tp_mlir.SequenceParallel()})
+module, inputs = cases[0][1], cases[0][2]
+prog = tp_mlir.compile(module, inputs, mesh=tp_mlir.Mesh({"tp": 4}), plan=plan)
+totals = prog.report()["functions"][0]["totals"]
+print("gpt2-sp collectives:", ", ".join("%s x%d" % (k, v["count"])
+                                       for k, v in sorted(totals.items()) if k != "all"))
+print("gpt2-sp", prog.verify(*inputs))
+
 # CHECK: gpt2 collectives: all_reduce x2
 # CHECK-NEXT: gpt2 PASS
 # CHECK-NEXT: gpt2 ndarray Tensor
@@ -42,3 +52,5 @@ for name, module, inputs, plan in cases:
 # CHECK-NEXT: llama PASS
 # CHECK: bert collectives: all_reduce x2
 # CHECK-NEXT: bert PASS
+# CHECK: gpt2-sp collectives: all_gather x1, all_slice x1, reduce_scatter x2
+# CHECK-NEXT: gpt2-sp PASS
