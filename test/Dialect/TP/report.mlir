@@ -6,12 +6,14 @@
 // Tests the report of a local-form function with one collective of each
 // kind on a 4-device group: bytes per device by the ring formulas
 // (S = 32768 B: 2*3/4*S, 3/4*S, 3/4*S, 3/16*S with S the group's tensor, 0),
-// totals per kind and overall, and per-device memory.
+// totals per kind and overall, and per-device memory; an argument's
+// tp.name is reported beside it.
 
 tp.mesh @world ["tp" = 4]
 
 // CHECK-LABEL: tp-report @local on @world ["tp" = 4] (4 devices, local form)
 // CHECK: %arg0 : tensor<16x512xf32> #tp.sharding<@world, [{}, {}], partial = ["tp"]> (32768 B per device)
+// CHECK: %arg1 (h.0.mlp.c_fc.weight) : tensor<16x128xf32>
 // CHECK: %0 : tensor<16x512xf32> (tp.all_reduce result) (32768 B per device)
 // CHECK: %2 : tensor<4x512xf32> (tp.reduce_scatter result) (8192 B per device)
 // CHECK: collectives:
@@ -37,7 +39,7 @@ tp.mesh @world ["tp" = 4]
 
 // BAD: tp-report: unknown format 'yaml'; expected 'text' or 'json'
 func.func @local(%x: tensor<16x512xf32> {tp.sharding = #tp.sharding<@world, [{}, {}], partial = ["tp"]>},
-                 %y: tensor<16x128xf32> {tp.sharding = #tp.sharding<@world, [{}, {"tp"}]>})
+                 %y: tensor<16x128xf32> {tp.sharding = #tp.sharding<@world, [{}, {"tp"}]>, tp.name = "h.0.mlp.c_fc.weight"})
     attributes {tp.spmd = @world} {
   %a = tp.all_reduce sum %x over @world ["tp"] : tensor<16x512xf32>
   %b = tp.all_gather %y over @world ["tp"] dim 1 : tensor<16x128xf32> -> tensor<16x512xf32>

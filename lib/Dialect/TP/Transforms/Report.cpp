@@ -171,10 +171,18 @@ FunctionReport reportFunction(FunctionOpInterface func, MeshOp mesh) {
   };
 
   AsmState state(func);
+  // An argument with a name where it came from (tp.name: a parameter's
+  // fully qualified name) is reported with it: `%arg3 (h.0.mlp.c_fc.weight)`.
   auto nameOf = [&](Value v) {
     std::string text;
     llvm::raw_string_ostream os(text);
     v.printAsOperand(os, state);
+    if (auto arg = dyn_cast<BlockArgument>(v);
+        arg && arg.getOwner()->isEntryBlock() &&
+        arg.getOwner()->getParentOp() == func.getOperation())
+      if (auto name = func.getArgAttrOfType<StringAttr>(
+              arg.getArgNumber(), TPDialect::kNameAttrName))
+        os << " (" << name.getValue() << ")";
     return text;
   };
   // A value without a recorded sharding: in global form, one nothing

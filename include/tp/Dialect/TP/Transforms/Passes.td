@@ -253,7 +253,9 @@ def ReportPass : Pass<"tp-report", "::mlir::ModuleOp"> {
   let summary = "Prints the plan: shardings, collectives with their bytes, memory";
   let description = [{
     For every function with a mesh, prints:
-    - every tensor value with its sharding and per-device bytes;
+    - every tensor value with its sharding and per-device bytes (an
+      argument with a `tp.name`, a parameter's name in the imported module,
+      with it: `%arg3 (h.0.mlp.c_fc.weight)`);
     - every collective: kind, reduction, axes, group size, the per-device
       tensor, the bytes each device sends and the ring formula used
       (`2(n-1)/n*S` all_reduce, `(n-1)/n*S` all_gather and reduce_scatter,
