@@ -80,10 +80,10 @@ class GPT2MLP(nn.Module):
 
 
 class GPT2Block(nn.Module):
-    def __init__(self, d=64, heads=4):
+    def __init__(self, d=64, heads=4, max_positions=64):
         super().__init__()
         self.ln_1 = nn.LayerNorm(d, eps=1e-5)
-        self.attn = GPT2Attention(d, heads)
+        self.attn = GPT2Attention(d, heads, max_positions)
         self.ln_2 = nn.LayerNorm(d, eps=1e-5)
         self.mlp = GPT2MLP(d)
 
