@@ -1049,6 +1049,7 @@ _HANDLERS = {
     "aten.sum.dim_IntList": _sum,
     "aten.sum.default": _sum,
     "aten.mean.dim": lambda imp, n: _sum(imp, n, mean=True),
+    "aten.mean.default": lambda imp, n: _sum(imp, n, mean=True),
     "aten.amax.default": _amax,
     "aten.native_layer_norm.default": _layer_norm,
     "aten._softmax.default": _softmax,
