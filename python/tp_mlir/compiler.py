@@ -15,7 +15,7 @@ from . import _runtime, _tools
 from .errors import CompileError, TpMlirError, UnsupportedOpError
 from .importer import Importer, element_type
 from .plan import Mesh, resolve
-from .trace import trace
+from .trace import trace, with_aliases
 
 _VIEW_OPS = ("aten.view.default", "aten._unsafe_view.default", "aten.reshape.default",
              "aten._reshape_alias.default", "aten.add.Tensor")
@@ -304,7 +304,8 @@ def _training_step(module, loss, num_inputs, grad_inputs=(), input_names=()):
         inputs = list(inputs)
         for i in wanted:
             inputs[i] = inputs[i].detach().requires_grad_()
-        output = functional_call(module, {**p, **b}, tuple(inputs[:num_inputs]))
+        output = functional_call(module, with_aliases(module, {**p, **b}),
+                                 tuple(inputs[:num_inputs]))
         value = _loss_of(output, loss, inputs[num_inputs:])
         if value.dim() != 0:
             raise TpMlirError("backward=True: the loss has shape %s; expected a scalar"

@@ -67,8 +67,14 @@ def trace(module, example_inputs, input_names, forward=None):
     params = dict(module.named_parameters())
     buffers = dict(module.named_buffers())
     if forward is None and _torch_version() >= (2, 1) and hasattr(torch, "export") and \
-            not _needs_grad(forward):
-        return _trace_export(module, example_inputs, input_names, params, buffers)
+            not aliases(module):
+        try:
+            return _trace_export(module, example_inputs, input_names, params, buffers)
+        except UnsupportedOpError as e:
+            # Modules export refuses (Python control flow it cannot capture)
+            # may still trace with make_fx.
+            import warnings
+            warnings.warn("%s; tracing with make_fx instead" % e)
     try:
         from torch.func import functional_call
     except ImportError:
@@ -77,7 +83,7 @@ def trace(module, example_inputs, input_names, forward=None):
 
     if forward is None:
         def forward(p, b, *inputs):
-            return functional_call(module, {**p, **b}, tuple(inputs))
+            return functional_call(module, with_aliases(module, {**p, **b}), tuple(inputs))
     decompositions = {}
     if _needs_grad(forward):
         # Backward ops as the forward ops the importer knows.
@@ -103,6 +109,32 @@ def trace(module, example_inputs, input_names, forward=None):
                                  % (len(nodes), len(names)))
     placeholders = {n: {"kind": kind, "name": name} for n, (kind, name) in zip(nodes, names)}
     return Traced(gm.graph, placeholders)
+
+
+def aliases(module):
+    """{name: canonical name} for every parameter or buffer reachable under
+    a second name (a tied LM head: lm_head.weight is wte.weight)."""
+    canonical, result = {}, {}
+    for prefix, sub in module.named_modules(remove_duplicate=False):
+        for kind in (sub._parameters, sub._buffers):
+            for name, tensor in kind.items():
+                if tensor is None:
+                    continue
+                fqn = prefix + "." + name if prefix else name
+                first = canonical.setdefault(id(tensor), fqn)
+                if first != fqn:
+                    result[fqn] = first
+    return result
+
+
+def with_aliases(module, tensors):
+    """`tensors` (by canonical name) with every alias of each bound too, so
+    that functional_call replaces a tied parameter under all its names."""
+    full = dict(tensors)
+    for alias, name in aliases(module).items():
+        if name in full:
+            full[alias] = full[name]
+    return full
 
 
 def _needs_grad(forward):

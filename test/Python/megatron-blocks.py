@@ -14,8 +14,8 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "Inputs"))
 import tp_mlir  # noqa: E402
-from models import (BERT_PLAN, GPT2_PLAN, LLAMA_PLAN, BertLayer, GPT2Block,  # noqa: E402
-                    LlamaDecoderLayer, bert_mask)
+from models import (BERT_PLAN, GPT2_LM_PLAN, GPT2_PLAN, LLAMA_PLAN,  # noqa: E402
+                    BertLayer, GPT2Block, GPT2LMHeadModel, LlamaDecoderLayer, bert_mask)
 
 torch.manual_seed(0)
 cases = [
@@ -23,6 +23,9 @@ cases = [
     ("llama", LlamaDecoderLayer(),
      (torch.randn(2, 8, 64), torch.arange(8)[None].expand(2, 8).contiguous()), LLAMA_PLAN),
     ("bert", BertLayer(), (torch.randn(2, 8, 64), bert_mask(2, 8, [8, 5])), BERT_PLAN),
+    # The whole model: a vocab-parallel token embedding (one all-reduce), two
+    # blocks, and the LM head tied to the embedding (vocab-split logits).
+    ("gpt2-lm", GPT2LMHeadModel(), (torch.randint(0, 128, (2, 16)),), GPT2_LM_PLAN),
 ]
 for name, module, inputs, plan in cases:
     module.eval()
@@ -52,5 +55,7 @@ print("gpt2-sp", prog.verify(*inputs))
 # CHECK-NEXT: llama PASS
 # CHECK: bert collectives: all_reduce x2
 # CHECK-NEXT: bert PASS
+# CHECK: gpt2-lm collectives: all_reduce x5
+# CHECK-NEXT: gpt2-lm PASS
 # CHECK: gpt2-sp collectives: all_gather x1, all_slice x1, reduce_scatter x2
 # CHECK-NEXT: gpt2-sp PASS

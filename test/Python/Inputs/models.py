@@ -92,6 +92,33 @@ class GPT2Block(nn.Module):
         return hidden_states + self.mlp(self.ln_2(hidden_states))
 
 
+class GPT2LMHeadModel(nn.Module):
+    """Token and position embeddings, blocks, final norm, and the LM head
+    tied to the token embedding (lm_head.weight is wte.weight)."""
+
+    def __init__(self, vocab=128, d=64, heads=4, layers=2, max_positions=64):
+        super().__init__()
+        self.wte = nn.Embedding(vocab, d)
+        self.wpe = nn.Embedding(max_positions, d)
+        self.drop = nn.Dropout(0.1)
+        self.h = nn.ModuleList(GPT2Block(d, heads, max_positions) for _ in range(layers))
+        self.ln_f = nn.LayerNorm(d, eps=1e-5)
+        self.lm_head = nn.Linear(d, vocab, bias=False)
+        self.lm_head.weight = self.wte.weight
+
+    def forward(self, input_ids):
+        position_ids = torch.arange(0, input_ids.size(-1), dtype=torch.long).unsqueeze(0)
+        hidden_states = self.drop(self.wte(input_ids) + self.wpe(position_ids))
+        for block in self.h:
+            hidden_states = block(hidden_states)
+        return self.lm_head(self.ln_f(hidden_states))
+
+
+GPT2_LM_PLAN = {"h.*.attn.c_attn": ColwiseParallel(), "h.*.attn.c_proj": RowwiseParallel(),
+                "h.*.mlp.c_fc": ColwiseParallel(), "h.*.mlp.c_proj": RowwiseParallel(),
+                "wte": RowwiseParallel()}
+
+
 GPT2_PLAN = {"attn.c_attn": ColwiseParallel(), "attn.c_proj": RowwiseParallel(),
              "mlp.c_fc": ColwiseParallel(), "mlp.c_proj": RowwiseParallel()}
 
