@@ -119,7 +119,7 @@ class Program:
     def __call__(self, *inputs):
         import torch
         arrays = self._bind(inputs)
-        outputs = self._loaded.run(arrays, backend="local")
+        outputs = self._loaded.run(arrays, backend=getattr(self, "comm", "local"))
         torch_in = any(isinstance(x, torch.Tensor) for x in inputs)
         converted = []
         # A viewed parameter's gradient comes back in the parameter's shape.
@@ -434,7 +434,8 @@ def _imported_values(imp):
 
 
 def compile(module, example_inputs, mesh=None, plan=None, backward=False, loss=None,
-            targets=(), grad_inputs=(), backend="cpu", workdir=None, sequence_parallel=None):
+            targets=(), grad_inputs=(), backend="cpu", comm=None, workdir=None,
+            sequence_parallel=None):
     """Imports `module` (called on `example_inputs`), applies `plan` on
     `mesh`, compiles it with tp-compile and loads it. Returns a Program.
 
@@ -443,10 +444,19 @@ def compile(module, example_inputs, mesh=None, plan=None, backward=False, loss=N
     the gradient of every trainable parameter, in `named_parameters()`
     order, then of each input named in `grad_inputs` (as a layer inside a
     stack needs: Megatron's backward all-reduce at the block's input); it
-    takes the module's inputs, then the targets."""
-    if backend != "cpu":
-        raise TpMlirError("backend %r: the Python package runs programs on the CPU backend "
-                          "only for now ('cpu')" % (backend,))
+    takes the module's inputs, then the targets.
+
+    backend="cuda" compiles for NVIDIA GPUs (tp-compile --target cuda) and
+    runs on the runtime's GPU communicators: comm="device" (default: every
+    rank on one GPU) or "nccl" (rank r on GPU r)."""
+    if backend not in ("cpu", "cuda"):
+        raise TpMlirError("backend %r: expected 'cpu' or 'cuda'" % (backend,))
+    if comm is None:
+        comm = "local" if backend == "cpu" else "device"
+    gpu_comms = ("device", "nccl")
+    if (backend == "cuda") != (comm in gpu_comms):
+        raise TpMlirError("comm %r does not run %s programs; expected %s" % (
+            comm, backend, " or ".join(gpu_comms) if backend == "cuda" else "'local'"))
     from .plan import Parallelized
     if isinstance(module, Parallelized):
         mesh, plan, module = module.mesh, module.plan, module.module
@@ -462,14 +472,14 @@ def compile(module, example_inputs, mesh=None, plan=None, backward=False, loss=N
     path = os.path.join(workdir, "model.mlir")
     with open(path, "w") as f:
         f.write(text)
-    flags = []
+    flags = ["--target=%s" % backend] if backend != "cpu" else []
     if sequence_parallel or (sequence_parallel is None and resolved and
                              resolved.sequence_parallel):
         flags.append("--sequence-parallel")
     library = os.path.join(workdir, "model.so")
     _run([_tools.find_tool("tp-compile"), path, "-o", library] + flags, "tp-compile")
     program = Program(module, text, workdir, library, args, None, mesh, backend, flags)
-    program.backward, program.loss = backward, loss
+    program.backward, program.loss, program.comm = backward, loss, comm
     program.num_targets = len(targets)
     program.grad_inputs = tuple(grad_inputs)
     if owned:
