@@ -449,7 +449,7 @@ def _all_const(values):
         if isinstance(v, list):
             if not _all_const(v):
                 return False
-        elif isinstance(v, Value):
+        elif isinstance(v, (Value, _Deferred)):
             return False
     return True
 
@@ -995,12 +995,86 @@ def _slice_backward(imp, node):
     return Value(name, shape, grad.dtype)
 
 
+_VIEWS = ("aten.view.default", "aten._unsafe_view.default", "aten._reshape_alias.default",
+          "aten.reshape.default", "aten.clone.default", "aten.permute.default",
+          "aten.t.default", "aten.transpose.int", "aten.expand.default")
+_CONTRACTIONS = ("aten.mm.default", "aten.bmm.default", "aten.addmm.default")
+
+
+def _is_plain_add(node):
+    import torch.fx
+    return (node.op == "call_function" and _target_name(node.target) == "aten.add.Tensor"
+            and "alpha" not in node.kwargs and len(node.args) == 2
+            and all(isinstance(a, torch.fx.Node) and "val" in a.meta and
+                    tuple(a.meta["val"].shape) == tuple(node.meta["val"].shape)
+                    for a in node.args))
+
+
+def _from_contraction(node):
+    """Whether `node` is a matmul's result, through views."""
+    for _ in range(8):
+        if node.op != "call_function":
+            return False
+        name = _target_name(node.target)
+        if name in _CONTRACTIONS:
+            return True
+        if name not in _VIEWS:
+            return False
+        node = node.args[0]
+    return False
+
+
+def _add(imp, node):
+    """A sum of same-shaped terms (autograd accumulating a gradient, residual
+    connections) is added up with the matmul results first: in a sharded
+    program those are the pending sums, which then meet the other terms once,
+    reduced once, instead of each being reduced where it meets a replicated
+    term (floating-point reassociation, which the partitioned program may do
+    anyway)."""
+    if not _is_plain_add(node):
+        return _add_like("arith.addf", "arith.addi")(imp, node)
+    users = list(node.users)
+    if len(users) == 1 and _is_plain_add(users[0]):
+        return _Deferred([node])  # an inner add of a longer sum
+    terms = []
+
+    def collect(n):
+        value = imp.env.get(n)
+        if isinstance(value, _Deferred):
+            for a in n.args:
+                collect(a)
+        else:
+            terms.append(n)
+    for a in node.args:
+        collect(a)
+    if len(terms) == 2:
+        return _add_like("arith.addf", "arith.addi")(imp, node)
+    ordered = [t for t in terms if _from_contraction(t)] + \
+        [t for t in terms if not _from_contraction(t)]
+    dtype = imp._dtype(node)
+    shape = imp._shape(node)
+    total = imp._tensor(ordered[0])
+    for t in ordered[1:]:
+        total = _elementwise_values(
+            imp, [total, imp._tensor(t)], shape, dtype,
+            lambda body, xs, d: body.op(("arith.addf" if d in FLOATS else "arith.addi")
+                                        + " %s, %s" % (xs[0], xs[1]), d))
+    return total
+
+
+class _Deferred:
+    """An add folded into the sum it feeds."""
+
+    def __init__(self, nodes):
+        self.nodes = nodes
+
+
 _HANDLERS = {
     "aten.ones_like.default": _filled_like(1),
     "aten.zeros_like.default": _filled_like(0),
     "aten.full_like.default": _filled_like(None),
     "aten.slice_backward.default": _slice_backward,
-    "aten.add.Tensor": _add_like("arith.addf", "arith.addi"),
+    "aten.add.Tensor": _add,
     "aten.add.Scalar": _add_like("arith.addf", "arith.addi"),
     "aten.sub.Tensor": _add_like("arith.subf", "arith.subi"),
     "aten.sub.Scalar": _add_like("arith.subf", "arith.subi"),
