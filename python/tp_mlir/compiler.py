@@ -13,7 +13,7 @@ import numpy as np
 
 from . import _runtime, _tools
 from .errors import CompileError, TpMlirError, UnsupportedOpError
-from .importer import Importer, element_type
+from .importer import Importer
 from .plan import Mesh, resolve
 from .trace import trace, with_aliases
 
