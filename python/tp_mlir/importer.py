@@ -491,19 +491,6 @@ def _cmp(body, op, xs, dtype):
     return name
 
 
-def _const_dtype(c):
-    import torch
-    if isinstance(c, Const):
-        c = c.value
-    if isinstance(c, torch.Tensor):
-        return c.dtype
-    if isinstance(c, bool):
-        return torch.bool
-    if isinstance(c, int):
-        return torch.int64
-    return torch.float32
-
-
 def _mul(body, a, b, dtype):
     return body.op("arith.mulf %s, %s" % (a, b), dtype)
 

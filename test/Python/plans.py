@@ -57,7 +57,7 @@ for name, axes in sorted(p.shardings().items()):
 # The vocab-parallel embedding and the MLP, run and verified, with the
 # parallelized module as compile's input.
 ids = torch.randint(0, 32, (2, 8))
-prog = tp_mlir.compile(p if False else tp_mlir.parallelize(
+prog = tp_mlir.compile(tp_mlir.parallelize(
     net, mesh, {"fc1": ColwiseParallel(), "fc2": RowwiseParallel(), "embed": RowwiseParallel()}),
     (ids,))
 print("net:", prog.verify(ids))
