@@ -139,6 +139,14 @@ cl::opt<bool> emulateGpuMapping(
              "(--tp-lower-to-cpu's emulate-gpu-mapping), so tp-run --verify "
              "checks the kernels' indexing and reductions"),
     cl::init(false), cl::cat(category));
+cl::opt<bool> outlineLayers(
+    "outline-layers",
+    cl::desc("Compile each repeated layer once: structurally identical runs "
+             "of ops (a model's layers) become one function called per layer "
+             "(--tp-outline-repeated-layers; default on, not with "
+             "--reference); --outline-layers=false compiles one flat "
+             "function"),
+    cl::init(true), cl::cat(category));
 cl::opt<std::string> linker("cc", cl::desc("C compiler used to link"),
                             cl::init("cc"), cl::cat(category));
 
@@ -229,11 +237,13 @@ static int lowerModel(llvm::LLVMContext &llvmContext,
     tp::LowerToCUDAOptions lowering;
     lowering.chip = gpuArch;
     lowering.toolkit = cudaToolkit;
+    lowering.outlineLayers = outlineLayers;
     tp::buildLowerToCUDAPipeline(pm, lowering);
   } else {
     tp::LowerToCPUOptions lowering;
     lowering.reference = reference;
     lowering.emulateGpuMapping = emulateGpuMapping;
+    lowering.outlineLayers = outlineLayers;
     tp::buildLowerToCPUPipeline(pm, lowering);
   }
   if (failed(pm.run(*module)))

@@ -54,6 +54,12 @@ struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
           "CPU (--tp-emulate-gpu-launches); tp-compile "
           "--emulate-gpu-mapping"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> outlineLayers{
+      *this, "outline-layers",
+      llvm::cl::desc("Compile repeated layers once: structurally identical "
+                     "runs of ops become one function called per layer "
+                     "(--tp-outline-repeated-layers)"),
+      llvm::cl::init(true)};
 };
 
 /// --tp-lower-to-cpu: local (or unsharded global) form -> LLVM dialect for
@@ -88,6 +94,12 @@ struct LowerToCUDAOptions : public PassPipelineOptions<LowerToCUDAOptions> {
       llvm::cl::desc("The CUDA toolkit whose ptxas and fatbinary compile the "
                      "kernels; empty: the one found at build time"),
       llvm::cl::init("")};
+  PassOptions::Option<bool> outlineLayers{
+      *this, "outline-layers",
+      llvm::cl::desc("Compile repeated layers once: structurally identical "
+                     "runs of ops become one function called per layer "
+                     "(--tp-outline-repeated-layers)"),
+      llvm::cl::init(true)};
 };
 
 /// --tp-lower-to-cuda: local (or unsharded global) form -> LLVM dialect for

@@ -7,6 +7,7 @@
 #include "Common.h"
 
 #include "tp/Conversion/Passes.h"
+#include "tp/Dialect/TP/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
@@ -20,10 +21,14 @@ using namespace mlir;
 using namespace mlir::tp;
 
 void mlir::tp::addBufferFrontPasses(OpPassManager &pm, StringRef target,
-                                    bool fuse, bool approximateMath) {
+                                    bool outline, bool fuse,
+                                    bool approximateMath) {
   RecordManifestPassOptions manifest;
   manifest.target = target.str();
   pm.addPass(createRecordManifestPass(manifest));
+  // Each distinct layer is lowered and code-generated once.
+  if (outline)
+    pm.addPass(createOutlineRepeatedLayersPass());
   pm.addPass(createCopyRepeatedResultsPass());
   // Elementwise ops on tensors (math.tanh %t, arith.addf %a, %b) become
   // linalg.generic, which bufferizes.

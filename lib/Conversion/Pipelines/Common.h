@@ -12,12 +12,13 @@
 namespace mlir::tp {
 
 /// Local form on tensors -> buffers whose collectives call the runtime: the
-/// manifest (for `target`), repeated results copied, elementwise ops as
+/// manifest (for `target`), repeated layers outlined when `outline`, repeated
+/// results copied, elementwise ops as
 /// linalg (fused when `fuse`, with polynomial math when `approximateMath`),
 /// one-shot bufferization with results as out-parameters and buffers freed,
 /// and every function taking the rank context.
-void addBufferFrontPasses(OpPassManager &pm, StringRef target, bool fuse,
-                          bool approximateMath);
+void addBufferFrontPasses(OpPassManager &pm, StringRef target, bool outline,
+                          bool fuse, bool approximateMath);
 
 /// f16 and bf16 as storage types: scalar arithmetic and math on them runs
 /// in f32, and bf16 conversions become integer code (no compiler runtime

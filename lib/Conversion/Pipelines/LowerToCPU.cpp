@@ -22,7 +22,10 @@ void mlir::tp::buildLowerToCPUPipeline(OpPassManager &pm) {
 
 void mlir::tp::buildLowerToCPUPipeline(OpPassManager &pm,
                                        const LowerToCPUOptions &options) {
-  addBufferFrontPasses(pm, "cpu", /*fuse=*/!options.reference,
+  // The reference stays one plain function: it checks the outlining too.
+  addBufferFrontPasses(pm, "cpu",
+                       /*outline=*/options.outlineLayers && !options.reference,
+                       /*fuse=*/!options.reference,
                        /*approximateMath=*/!options.reference);
   // The reference keeps f16/bf16 GEMMs as calls: their contract is f32
   // accumulation, which loops on narrow memrefs would not honour.

@@ -316,4 +316,66 @@ def StripShardingsPass : Pass<"tp-strip-shardings", "::mlir::ModuleOp"> {
   }];
 }
 
+def OutlineRepeatedLayersPass
+    : Pass<"tp-outline-repeated-layers", "::mlir::ModuleOp"> {
+  let summary = "Outlines structurally identical runs of ops (a model's layers) into one function called once per layer";
+  let description = [{
+    A transformer's layers are one computation on different weights; in one
+    flat function the code generator sees each of them again, and its time
+    grows with the depth (and worse: LLVM is superlinear in a function's
+    size). This pass finds, in each function with a body, the longest run of
+    consecutive repeats of one sequence of ops, `N` times `L` ops with
+    `N >= 2` and `L >= min-layer-ops`, moves one repeat into a private
+    function (`@<func>_layer<i>`) and replaces every repeat by a `func.call`,
+    then looks again in what is left (a training step has a forward and a
+    backward layer), up to `max-layers` functions per function.
+
+    Two repeats are the same when their ops are the same op for op: name,
+    attributes and properties, result types, region bodies; each operand
+    either comes from the same op of the same repeat, from an equal
+    constant-like op (`arith.constant`, `tensor.empty`: cloned into the
+    layer function), or from outside the repeat (a weight, the previous
+    layer's output), used in the same places in every repeat. Those become
+    the layer function's arguments, and the values a repeat defines and
+    something after it uses its results. The layer function keeps the
+    caller's `tp.spmd`. Runs on local (or unsharded) form, before
+    bufferization; the CPU and CUDA lowerings run it first (not their
+    `reference` variants). A function without repeats is left as it is.
+
+    Example (two layers, each `tanh(x * w)`):
+
+    ```mlir
+    func.func @f(%x: tensor<8xf32>, %w0: tensor<8xf32>, %w1: tensor<8xf32>) -> tensor<8xf32> {
+      %a = arith.mulf %x, %w0 : tensor<8xf32>
+      %b = math.tanh %a : tensor<8xf32>
+      %c = arith.mulf %b, %w1 : tensor<8xf32>
+      %d = math.tanh %c : tensor<8xf32>
+      return %d : tensor<8xf32>
+    }
+    ```
+
+    becomes (with `min-layer-ops=2`)
+
+    ```mlir
+    func.func @f(%x: tensor<8xf32>, %w0: tensor<8xf32>, %w1: tensor<8xf32>) -> tensor<8xf32> {
+      %0 = call @f_layer0(%x, %w0) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+      %1 = call @f_layer0(%0, %w1) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+      return %1 : tensor<8xf32>
+    }
+    func.func private @f_layer0(%arg0: tensor<8xf32>, %arg1: tensor<8xf32>) -> tensor<8xf32> {
+      %0 = arith.mulf %arg0, %arg1 : tensor<8xf32>
+      %1 = math.tanh %0 : tensor<8xf32>
+      return %1 : tensor<8xf32>
+    }
+    ```
+  }];
+  let options = [
+    Option<"minLayerOps", "min-layer-ops", "unsigned", /*default=*/"4",
+           "The fewest ops (not counting constants) a repeat must have to be outlined">,
+    Option<"maxLayers", "max-layers", "unsigned", /*default=*/"8",
+           "The most layer functions made from one function">
+  ];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+}
+
 #endif // TP_DIALECT_TP_TRANSFORMS_PASSES_TD
