@@ -147,6 +147,12 @@ cl::opt<bool> outlineLayers(
              "--reference); --outline-layers=false compiles one flat "
              "function"),
     cl::init(true), cl::cat(category));
+cl::opt<unsigned> maxFunctionOps(
+    "max-function-ops",
+    cl::desc("Functions longer than this many ops (what repeats did "
+             "not take) are cut into parts called once, "
+             "so that LLVM's time stays linear in the model's size; 0: never"),
+    cl::init(tp::kDefaultMaxFunctionOps), cl::cat(category));
 cl::opt<std::string> linker("cc", cl::desc("C compiler used to link"),
                             cl::init("cc"), cl::cat(category));
 
@@ -238,12 +244,14 @@ static int lowerModel(llvm::LLVMContext &llvmContext,
     lowering.chip = gpuArch;
     lowering.toolkit = cudaToolkit;
     lowering.outlineLayers = outlineLayers;
+    lowering.maxFunctionOps = maxFunctionOps;
     tp::buildLowerToCUDAPipeline(pm, lowering);
   } else {
     tp::LowerToCPUOptions lowering;
     lowering.reference = reference;
     lowering.emulateGpuMapping = emulateGpuMapping;
     lowering.outlineLayers = outlineLayers;
+    lowering.maxFunctionOps = maxFunctionOps;
     tp::buildLowerToCPUPipeline(pm, lowering);
   }
   if (failed(pm.run(*module)))

@@ -21,14 +21,19 @@ using namespace mlir;
 using namespace mlir::tp;
 
 void mlir::tp::addBufferFrontPasses(OpPassManager &pm, StringRef target,
-                                    bool outline, bool fuse,
-                                    bool approximateMath) {
+                                    bool outline, unsigned maxFunctionOps,
+                                    bool fuse, bool approximateMath) {
   RecordManifestPassOptions manifest;
   manifest.target = target.str();
   pm.addPass(createRecordManifestPass(manifest));
   // Each distinct layer is lowered and code-generated once.
-  if (outline)
-    pm.addPass(createOutlineRepeatedLayersPass());
+  if (outline || maxFunctionOps) {
+    OutlineRepeatedLayersPassOptions layers;
+    if (!outline)
+      layers.maxLayers = 0;
+    layers.maxFunctionOps = maxFunctionOps;
+    pm.addPass(createOutlineRepeatedLayersPass(layers));
+  }
   pm.addPass(createCopyRepeatedResultsPass());
   // Elementwise ops on tensors (math.tanh %t, arith.addf %a, %b) become
   // linalg.generic, which bufferizes.

@@ -12,13 +12,15 @@
 namespace mlir::tp {
 
 /// Local form on tensors -> buffers whose collectives call the runtime: the
-/// manifest (for `target`), repeated layers outlined when `outline`, repeated
+/// manifest (for `target`), repeated layers outlined when `outline` (and
+/// functions longer than `maxFunctionOps` cut into parts), repeated
 /// results copied, elementwise ops as
 /// linalg (fused when `fuse`, with polynomial math when `approximateMath`),
 /// one-shot bufferization with results as out-parameters and buffers freed,
 /// and every function taking the rank context.
 void addBufferFrontPasses(OpPassManager &pm, StringRef target, bool outline,
-                          bool fuse, bool approximateMath);
+                          unsigned maxFunctionOps, bool fuse,
+                          bool approximateMath);
 
 /// f16 and bf16 as storage types: scalar arithmetic and math on them runs
 /// in f32, and bf16 conversions become integer code (no compiler runtime

@@ -25,6 +25,8 @@ void mlir::tp::buildLowerToCPUPipeline(OpPassManager &pm,
   // The reference stays one plain function: it checks the outlining too.
   addBufferFrontPasses(pm, "cpu",
                        /*outline=*/options.outlineLayers && !options.reference,
+                       options.reference ? 0u
+                                         : unsigned(options.maxFunctionOps),
                        /*fuse=*/!options.reference,
                        /*approximateMath=*/!options.reference);
   // The reference keeps f16/bf16 GEMMs as calls: their contract is f32

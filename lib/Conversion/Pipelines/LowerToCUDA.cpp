@@ -23,7 +23,8 @@ using namespace mlir::tp;
 void mlir::tp::buildLowerToCUDAPipeline(OpPassManager &pm,
                                         const LowerToCUDAOptions &options) {
   // The CPU lowering's front; math stays exact (libdevice in the kernels).
-  addBufferFrontPasses(pm, "cuda", options.outlineLayers, /*fuse=*/true,
+  addBufferFrontPasses(pm, "cuda", options.outlineLayers,
+                       options.maxFunctionOps, /*fuse=*/true,
                        /*approximateMath=*/false);
   // GEMMs: the shared recogniser, the same entry points; the CUDA runtime
   // runs them with cuBLAS on the rank's stream.

@@ -260,7 +260,31 @@ struct OutlineRepeatedLayersPass
         Candidate best = search(finder);
         if (!best.saved())
           break;
-        outline(func, finder, best, symbols);
+        outline(func, finder, best, symbols, "_layer");
+      }
+    }
+    if (maxFunctionOps == 0)
+      return;
+    // What is left long (a model without repeats, a long layer) is cut into
+    // parts of at most maxFunctionOps ops, each called once.
+    for (func::FuncOp func : llvm::to_vector(module.getOps<func::FuncOp>())) {
+      if (func.isExternal() || !func.getBody().hasOneBlock())
+        continue;
+      LayerFinder finder(&func.getBody().front());
+      finder.collect();
+      unsigned n = finder.ops.size();
+      if (n <= maxFunctionOps)
+        continue;
+      // Equal parts, the last first: the positions of those before it stay.
+      unsigned parts = llvm::divideCeil(n, unsigned(maxFunctionOps));
+      unsigned size = llvm::divideCeil(n, parts);
+      for (unsigned part = parts; part-- > 0;) {
+        unsigned start = part * size;
+        if (start >= n)
+          continue;
+        finder.collect();
+        outline(func, finder, Candidate{start, std::min(size, n - start), 1},
+                symbols, "_part", part);
       }
     }
   }
@@ -339,7 +363,8 @@ struct OutlineRepeatedLayersPass
   }
 
   void outline(func::FuncOp func, LayerFinder &finder, const Candidate &c,
-               SymbolTable &symbols) {
+               SymbolTable &symbols, StringRef suffix,
+               unsigned firstNumber = 0) {
     Block *body = finder.body;
     ArrayRef<Operation *> first = finder.repeat(c.start, c.period, 0);
     llvm::DenseSet<Operation *> inFirst(first.begin(), first.end());
@@ -378,10 +403,15 @@ struct OutlineRepeatedLayersPass
       resultTypes.push_back(first[j]->getResult(r).getType());
     OpBuilder builder(context);
     builder.setInsertionPointAfter(func);
-    auto layer = func::FuncOp::create(
-        builder, first.front()->getLoc(), layerName(func, symbols),
-        FunctionType::get(context, argTypes, resultTypes));
+    auto layer =
+        func::FuncOp::create(builder, first.front()->getLoc(),
+                             freshName(func, suffix, firstNumber, symbols),
+                             FunctionType::get(context, argTypes, resultTypes));
     layer.setPrivate();
+    // LLVM would inline it back (a part is called once): that is the code
+    // size this pass keeps away from each function's optimisation.
+    layer->setAttr("passthrough",
+                   builder.getArrayAttr({builder.getStringAttr("noinline")}));
     if (Attribute spmd = func->getAttr(TPDialect::kSpmdAttrName))
       layer->setAttr(TPDialect::kSpmdAttrName, spmd);
     symbols.insert(layer);
@@ -428,9 +458,11 @@ struct OutlineRepeatedLayersPass
         op.erase();
   }
 
-  static std::string layerName(func::FuncOp func, SymbolTable &symbols) {
-    for (unsigned i = 0;; ++i) {
-      std::string name = (func.getSymName() + "_layer" + Twine(i)).str();
+  /// `<func><suffix><i>`, the first free from i = `first`.
+  static std::string freshName(func::FuncOp func, StringRef suffix,
+                               unsigned first, SymbolTable &symbols) {
+    for (unsigned i = first;; ++i) {
+      std::string name = (func.getSymName() + suffix + Twine(i)).str();
       if (!symbols.lookup(name))
         return name;
     }

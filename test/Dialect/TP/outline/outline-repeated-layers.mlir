@@ -1,4 +1,5 @@
 // RUN: tp-opt %s --split-input-file --tp-outline-repeated-layers=min-layer-ops=2 | FileCheck %s
+// RUN: tp-opt %s --split-input-file --tp-outline-repeated-layers="max-layers=0 max-function-ops=2" | FileCheck %s --check-prefix=PARTS
 
 // Two layers tanh(x * w): one function, called once per layer with its weight.
 // CHECK-LABEL: func.func @two_layers
@@ -32,13 +33,13 @@ tp.mesh @world ["tp" = 2]
 // CHECK-NEXT: %[[C1:.*]] = call @local_layer0(%[[C0]], %arg2)
 // CHECK-NEXT: %[[C2:.*]] = call @local_layer0(%[[C1]], %arg3)
 // CHECK-NEXT: math.exp %[[C2]]
-// CHECK: func.func private @local_layer0(%{{.*}}: tensor<4x8xf32>, %{{.*}}: tensor<4x8xf32>) -> tensor<4x8xf32> attributes {tp.spmd = @world}
+// CHECK: func.func private @local_layer0(%{{.*}}: tensor<4x8xf32>, %{{.*}}: tensor<4x8xf32>) -> tensor<4x8xf32> attributes {passthrough = ["noinline"], tp.spmd = @world}
 // CHECK-DAG: arith.constant 5.000000e-01 : f32
 // CHECK-DAG: tensor.empty() : tensor<4x8xf32>
 // CHECK: linalg.generic
 // CHECK: tp.all_reduce sum
 // CHECK-NEXT: return
-func.func @local(%x: tensor<4x8xf32>, %w0: tensor<4x8xf32>, %w1: tensor<4x8xf32>, %w2: tensor<4x8xf32>) -> tensor<4x8xf32> attributes {tp.spmd = @world} {
+func.func @local(%x: tensor<4x8xf32>, %w0: tensor<4x8xf32>, %w1: tensor<4x8xf32>, %w2: tensor<4x8xf32>) -> tensor<4x8xf32> attributes {passthrough = ["noinline"], tp.spmd = @world} {
   %half = arith.constant 0.5 : f32
   %e = tensor.empty() : tensor<4x8xf32>
   %p = arith.negf %x : tensor<4x8xf32>
@@ -87,6 +88,20 @@ func.func @other_shapes(%x: tensor<8xf32>, %w0: tensor<8xf32>, %y: tensor<4xf32>
 // CHECK-LABEL: func.func @other_constants
 // CHECK-NOT: call
 // CHECK: return
+// Parts: no layer function, the 4 ops cut into 2 parts of 2, called once each
+// in order, the constants cloned into the parts that read them.
+// PARTS-LABEL: func.func @other_constants
+// PARTS-NEXT: %[[P0:.*]] = call @other_constants_part0(%arg0)
+// PARTS-NEXT: %[[P1:.*]] = call @other_constants_part1(%[[P0]])
+// PARTS-NEXT: return %[[P1]]
+// PARTS: func.func private @other_constants_part0(%{{.*}}: tensor<8xf32>) -> tensor<8xf32> attributes {passthrough = ["noinline"]}
+// PARTS-NEXT: arith.constant dense<1.000000e+00>
+// PARTS-NEXT: arith.mulf
+// PARTS-NEXT: math.tanh
+// PARTS: func.func private @other_constants_part1(%{{.*}}: tensor<8xf32>) -> tensor<8xf32> attributes {passthrough = ["noinline"]}
+// PARTS-NEXT: arith.constant dense<2.000000e+00>
+// PARTS-NEXT: arith.mulf
+// PARTS-NEXT: math.tanh
 func.func @other_constants(%x: tensor<8xf32>) -> tensor<8xf32> {
   %c1 = arith.constant dense<1.0> : tensor<8xf32>
   %c2 = arith.constant dense<2.0> : tensor<8xf32>

@@ -328,7 +328,14 @@ def OutlineRepeatedLayersPass
     `N >= 2` and `L >= min-layer-ops`, moves one repeat into a private
     function (`@<func>_layer<i>`) and replaces every repeat by a `func.call`,
     then looks again in what is left (a training step has a forward and a
-    backward layer), up to `max-layers` functions per function.
+    backward layer), up to `max-layers` functions per function. Then, with
+    `max-function-ops=K`, every function (the caller, a long layer) with
+    more than K ops is cut into consecutive parts of at most K ops,
+    `@<func>_part<i>`, each called once: what is left without repeats (a
+    model whose layers all differ) reaches code generation in bounded
+    pieces, which keeps LLVM linear in the model's size. The functions made
+    are `noinline` (LLVM's `passthrough`) so that LLVM does not put them
+    back together.
 
     Two repeats are the same when their ops are the same op for op: name,
     attributes and properties, result types, region bodies; each operand
@@ -362,7 +369,8 @@ def OutlineRepeatedLayersPass
       %1 = call @f_layer0(%0, %w1) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
       return %1 : tensor<8xf32>
     }
-    func.func private @f_layer0(%arg0: tensor<8xf32>, %arg1: tensor<8xf32>) -> tensor<8xf32> {
+    func.func private @f_layer0(%arg0: tensor<8xf32>, %arg1: tensor<8xf32>) -> tensor<8xf32>
+        attributes {passthrough = ["noinline"]} {
       %0 = arith.mulf %arg0, %arg1 : tensor<8xf32>
       %1 = math.tanh %0 : tensor<8xf32>
       return %1 : tensor<8xf32>
@@ -373,7 +381,11 @@ def OutlineRepeatedLayersPass
     Option<"minLayerOps", "min-layer-ops", "unsigned", /*default=*/"4",
            "The fewest ops (not counting constants) a repeat must have to be outlined">,
     Option<"maxLayers", "max-layers", "unsigned", /*default=*/"8",
-           "The most layer functions made from one function">
+           "The most layer functions made from one function">,
+    Option<"maxFunctionOps", "max-function-ops", "unsigned", /*default=*/"0",
+           "Then cut every function longer than this many ops (not counting "
+           "constants) into parts of at most as many, each called once; 0: "
+           "never">
   ];
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }
