@@ -43,7 +43,7 @@ def block(l, x, B, S, E, H, F, bert=False, attention=True):
         emit(f"  {a}{name}_sq = linalg.generic {{indexing_maps = [#tok_e, #tok, #tok], iterator_types = [\"parallel\", \"reduction\"]}}"
              f" ins({inp}, {a}{name}_sum : {t}, tensor<{T}xf32>) outs({a}{name}_z2 : tensor<{T}xf32>) {{")
         emit("    ^bb0(%v: f32, %s: f32, %acc: f32):")
-        emit(f"      %mean = arith.mulf %s, %inv_e : f32")
+        emit("      %mean = arith.mulf %s, %inv_e : f32")
         emit("      %c = arith.subf %v, %mean : f32")
         emit("      %c2 = arith.mulf %c, %c : f32")
         emit("      %r = arith.addf %c2, %acc : f32")
