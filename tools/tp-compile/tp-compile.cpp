@@ -50,6 +50,8 @@
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IRReader/IRReader.h"
@@ -62,10 +64,13 @@
 #include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/ThreadPool.h"
+#include "llvm/Support/Threading.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Host.h"
+#include "llvm/Transforms/Utils/SplitModule.h"
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -153,6 +158,12 @@ cl::opt<unsigned> maxFunctionOps(
              "not take) are cut into parts called once, "
              "so that LLVM's time stays linear in the model's size; 0: never"),
     cl::init(tp::kDefaultMaxFunctionOps), cl::cat(category));
+cl::opt<unsigned> jobs(
+    "j",
+    cl::desc("Threads that optimize and code-generate the library's functions "
+             "in parallel, a share of the functions each (default 0: one per "
+             "CPU); the result does not depend on it"),
+    cl::init(0), cl::cat(category));
 cl::opt<std::string> linker("cc", cl::desc("C compiler used to link"),
                             cl::init("cc"), cl::cat(category));
 
@@ -269,6 +280,53 @@ static int lowerModel(llvm::LLVMContext &llvmContext,
   return llvmModule ? 0 : 1;
 }
 
+/// Links `objects` into the library (-o) with the system C compiler and
+/// appends the checksum.
+static int link(ArrayRef<std::string> objects) {
+  llvm::ErrorOr<std::string> cc = llvm::sys::findProgramByName(linker);
+  if (!cc)
+    return fail("cannot find the C compiler '" + linker +
+                "' to link the library");
+  SmallVector<StringRef> args = {*cc, "-shared", "-o", outputFile};
+  for (const std::string &object : objects)
+    args.push_back(object);
+  args.push_back("-lm");
+  std::string linkError;
+  int rc =
+      llvm::sys::ExecuteAndWait(*cc, args, std::nullopt, {}, 0, 0, &linkError);
+  if (rc != 0)
+    return fail("linking with " + *cc + " failed" +
+                (linkError.empty() ? "" : ": " + linkError));
+  return appendChecksum(outputFile);
+}
+
+/// Optimizes (-O3 for `machine`) the module in `bitcode`, in an LLVM context
+/// of its own (one per thread), and writes its object file to `objectPath`;
+/// returns an error message, or nothing.
+static std::string optimizeAndEmit(StringRef bitcode,
+                                   std::unique_ptr<llvm::TargetMachine> machine,
+                                   const std::string &objectPath) {
+  llvm::LLVMContext context;
+  llvm::Expected<std::unique_ptr<llvm::Module>> module =
+      llvm::parseBitcodeFile(llvm::MemoryBufferRef(bitcode, "part"), context);
+  if (!module)
+    return "reading a part of the program back: " +
+           llvm::toString(module.takeError());
+  auto optimize = makeOptimizingTransformer(3, 0, machine.get());
+  if (llvm::Error err = optimize(module->get()))
+    return "LLVM optimization failed: " + llvm::toString(std::move(err));
+  std::error_code ec;
+  llvm::raw_fd_ostream out(objectPath, ec, llvm::sys::fs::OF_None);
+  if (ec)
+    return "cannot write " + objectPath + ": " + ec.message();
+  llvm::legacy::PassManager codegen;
+  if (machine->addPassesToEmitFile(codegen, out, nullptr,
+                                   llvm::CodeGenFileType::ObjectFile))
+    return "the target cannot emit object files";
+  codegen.run(**module);
+  return {};
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   tp::setCrashMessage();
@@ -332,11 +390,53 @@ int main(int argc, char **argv) {
   for (auto &feature : hostFeatures)
     features += (feature.second ? "+" : "-") + feature.first().str() + ",";
   llvm::TargetOptions options;
-  std::unique_ptr<llvm::TargetMachine> machine(llvmTarget->createTargetMachine(
-      llvm::Triple(triple), llvm::sys::getHostCPUName(), features, options,
-      llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+  std::string cpu = llvm::sys::getHostCPUName().str();
+  auto makeMachine = [&] {
+    return std::unique_ptr<llvm::TargetMachine>(llvmTarget->createTargetMachine(
+        llvm::Triple(triple), cpu, features, options, llvm::Reloc::PIC_,
+        std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+  };
+  std::unique_ptr<llvm::TargetMachine> machine = makeMachine();
   llvmModule->setDataLayout(machine->createDataLayout());
   llvmModule->setTargetTriple(llvm::Triple(triple));
+
+  // A library: its functions (layers, parts) optimized and code-generated on
+  // several threads, each a share of them in a context of its own.
+  unsigned threads = jobs ? unsigned(jobs)
+                          : llvm::hardware_concurrency().compute_thread_count();
+  unsigned defined = llvm::count_if(
+      *llvmModule, [](llvm::Function &f) { return !f.isDeclaration(); });
+  threads = std::min(threads, defined);
+  if (emit == Emit::Library && threads > 1) {
+    SmallVector<SmallString<0>> parts;
+    llvm::SplitModule(
+        *llvmModule, threads,
+        [&](std::unique_ptr<llvm::Module> part) {
+          SmallString<0> &bitcode = parts.emplace_back();
+          llvm::raw_svector_ostream os(bitcode);
+          llvm::WriteBitcodeToFile(*part, os);
+        },
+        /*PreserveLocals=*/false, /*RoundRobin=*/true);
+    std::vector<std::string> objects(parts.size()), errors(parts.size());
+    {
+      llvm::DefaultThreadPool pool(llvm::hardware_concurrency(threads));
+      for (size_t i = 0; i < parts.size(); ++i)
+        pool.async([&, i] {
+          objects[i] = outputFile + "." + std::to_string(i) + ".o";
+          errors[i] = optimizeAndEmit(parts[i], makeMachine(), objects[i]);
+        });
+      pool.wait();
+    }
+    std::string failure;
+    for (const std::string &e : errors)
+      if (!e.empty() && failure.empty())
+        failure = e;
+    int rc = failure.empty() ? link(objects) : fail(failure);
+    for (const std::string &object : objects)
+      llvm::sys::fs::remove(object);
+    return rc;
+  }
+
   auto optimize = makeOptimizingTransformer(3, 0, machine.get());
   if (llvm::Error err = optimize(llvmModule.get()))
     return fail("LLVM optimization failed: " + llvm::toString(std::move(err)));
@@ -366,19 +466,7 @@ int main(int argc, char **argv) {
   if (emit == Emit::Object)
     return 0;
 
-  // Link with the system toolchain.
-  llvm::ErrorOr<std::string> cc = llvm::sys::findProgramByName(linker);
-  if (!cc)
-    return fail("cannot find the C compiler '" + linker +
-                "' to link the library");
-  SmallVector<StringRef> args = {*cc,        "-shared",  "-o",
-                                 outputFile, objectPath, "-lm"};
-  std::string linkError;
-  int rc =
-      llvm::sys::ExecuteAndWait(*cc, args, std::nullopt, {}, 0, 0, &linkError);
+  int rc = link({objectPath});
   llvm::sys::fs::remove(objectPath);
-  if (rc != 0)
-    return fail("linking with " + *cc + " failed" +
-                (linkError.empty() ? "" : ": " + linkError));
-  return appendChecksum(outputFile);
+  return rc;
 }
