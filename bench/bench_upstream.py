@@ -20,8 +20,10 @@ Two measures, per N:
   callgrind, deterministic; slow at large N): the same two comparisons, in instructions
   per op.
 
-Then the ratio (upstream / tp-mlir, per op: higher is better for tp-mlir) and the
-collectives each program ends with. Both verify after every pass unless --no-verify.
+Then the ratio (upstream / tp-mlir, per op: higher is better for tp-mlir), the whole
+process's wall time of each (start-up, parsing, the passes, printing; best of --repeat;
+the ratio tp-mlir / upstream: lower is better for tp-mlir) and the collectives each
+program ends with. Both verify after every pass unless --no-verify.
 
 usage: bench_upstream.py [--tp-opt build/bin/tp-opt] [--mlir-opt /usr/lib/llvm-22/bin/mlir-opt]
                          [--layers 1,8,64,256] [--repeat 3] [--tp 4] [--no-verify]
@@ -35,6 +37,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 UPSTREAM_PASSES = ("func.func(sharding-propagation{traversal=forward-backward},"
@@ -79,6 +82,18 @@ def pass_instructions(cmd):
     return int(m.group(1).replace(",", "")) if m else None
 
 
+def process_time(cmd, repeat):
+    """Best wall time of `repeat` whole runs of `cmd` (start-up, parsing, the passes,
+    printing to /dev/null)."""
+    best = None
+    for _ in range(repeat):
+        start = time.perf_counter()
+        subprocess.run(cmd + ["-o", os.devnull], check=True, capture_output=True)
+        wall = time.perf_counter() - start
+        best = wall if best is None else min(best, wall)
+    return best
+
+
 def count_ops(text):
     return sum(1 for line in text.splitlines()
                if re.match(r"\s*(%[\w#:, ]+ = )?\"?[a-z_]+\.[a-z_.]+", line))
@@ -111,7 +126,8 @@ def main():
 
     print("pass wall time per op (us), from --mlir-timing, best of", args.repeat)
     print(f"{'N':>4} {'ops':>7} | {'tp-mlir':>8} {'upstream':>8} {'ratio':>6} |"
-          f" {'tp+canon':>8} {'up+canon':>8} {'ratio':>6} | collectives tp-mlir / upstream")
+          f" {'tp+canon':>8} {'up+canon':>8} {'ratio':>6} | {'process s':>9} {'upstream':>8}"
+          f" {'ratio':>6} | collectives tp-mlir / upstream")
     files = []
     with tempfile.TemporaryDirectory() as tmp:
         for n in [int(x) for x in args.layers.split(",")]:
@@ -137,9 +153,13 @@ def main():
             up_sharding = sum(v for k, v in t_up.items() if k in UPSTREAM_SHARDING)
             tp_all, up_all = sum(t_tp.values()), sum(t_up.values())
             us = lambda t: t / ops * 1e6
+            p_tp = process_time([args.tp_opt, ours, "--tp-spmd"] + extra, args.repeat)
+            p_up = process_time([args.mlir_opt, theirs, pipeline(UPSTREAM_PASSES, True)]
+                                + extra, args.repeat)
             print(f"{n:>4} {ops:>7} | {us(tp_sharding):>8.2f} {us(up_sharding):>8.2f}"
                   f" {up_sharding / tp_sharding:>5.1f}x | {us(tp_all):>8.2f} {us(up_all):>8.2f}"
-                  f" {up_all / tp_all:>5.1f}x | {collectives(out_tp.stdout, 'tp')} / "
+                  f" {up_all / tp_all:>5.1f}x | {p_tp:>9.3f} {p_up:>8.3f} {p_tp / p_up:>5.2f}x |"
+                  f" {collectives(out_tp.stdout, 'tp')} / "
                   f"{collectives(out_up.stdout, 'shard')}")
 
         if not args.callgrind:
