@@ -485,42 +485,36 @@ Comparison compare(tprt_dtype dtype, const void *got, const void *want,
   return c;
 }
 
+/// Moves every normal (nonzero, finite) element of `a`, a float type whose
+/// bits are `Bits` with exponent field `exponent`, one ulp up or down.
+template <typename Bits>
+void nudgeElements(Array &a, Bits exponent, std::mt19937_64 &rng) {
+  Bits *bits = reinterpret_cast<Bits *>(a.bytes.data());
+  for (int64_t i = 0, n = a.numElements(); i < n; ++i) {
+    Bits e = bits[i] & exponent;
+    if (e != 0 && e != exponent)
+      bits[i] = (rng() & 1) ? bits[i] + 1 : bits[i] - 1;
+  }
+}
+
 /// `inputs` with every nonzero finite float element moved by one unit in the
 /// last place of its type, up or down at random (integers kept).
 std::vector<Array> nudged(const std::vector<Array> &inputs, uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::vector<Array> out = inputs;
-  auto nudge = [&](auto *bits, int64_t n, auto isFiniteNonzero) {
-    for (int64_t i = 0; i < n; ++i)
-      if (isFiniteNonzero(bits[i]))
-        bits[i] = (rng() & 1) ? bits[i] + 1 : bits[i] - 1;
-  };
   for (Array &a : out) {
-    int64_t n = a.numElements();
     switch (a.dtype) {
     case TPRT_F32:
-      nudge(reinterpret_cast<uint32_t *>(a.bytes.data()), n, [](uint32_t b) {
-        uint32_t e = b & 0x7f800000u;
-        return e != 0 && e != 0x7f800000u;
-      });
+      nudgeElements<uint32_t>(a, 0x7f800000u, rng);
       break;
     case TPRT_F64:
-      nudge(reinterpret_cast<uint64_t *>(a.bytes.data()), n, [](uint64_t b) {
-        uint64_t e = b & 0x7ff0000000000000ull;
-        return e != 0 && e != 0x7ff0000000000000ull;
-      });
+      nudgeElements<uint64_t>(a, 0x7ff0000000000000ull, rng);
       break;
     case TPRT_F16:
-      nudge(reinterpret_cast<uint16_t *>(a.bytes.data()), n, [](uint16_t b) {
-        uint16_t e = b & 0x7c00u;
-        return e != 0 && e != 0x7c00u;
-      });
+      nudgeElements<uint16_t>(a, 0x7c00u, rng);
       break;
     case TPRT_BF16:
-      nudge(reinterpret_cast<uint16_t *>(a.bytes.data()), n, [](uint16_t b) {
-        uint16_t e = b & 0x7f80u;
-        return e != 0 && e != 0x7f80u;
-      });
+      nudgeElements<uint16_t>(a, 0x7f80u, rng);
       break;
     default:
       break;
