@@ -71,14 +71,17 @@ def RecordManifestPass : Pass<"tp-record-manifest", "::mlir::ModuleOp"> {
 
 def CopyRepeatedResultsPass
     : Pass<"tp-copy-repeated-results", "::mlir::ModuleOp"> {
-  let summary = "A tensor returned more than once is copied for each repeat, so that every result is its own buffer";
+  let summary = "A tensor or buffer returned more than once is copied for each repeat, so that every result is its own buffer";
   let description = [{
     Results become out-parameters, one buffer each. A function that returns
     the same tensor twice would need one buffer to be two out-parameters,
     and MLIR 22's `buffer-results-to-out-params` with hoisted allocations
     (as `--tp-lower-to-cpu` runs it) crashes on it. This pass gives each
-    repeat its own copy (`linalg.copy` into a `tensor.empty`). Part of
-    `--tp-lower-to-cpu`, before bufferization.
+    repeat its own copy (`linalg.copy` into a `tensor.empty`; on memrefs a
+    `memref.alloc` and `memref.copy`). Distinct tensors can bufferize to
+    one buffer (a returned `tensor.empty` that an op also writes into in
+    place), so `--tp-lower-to-cpu` and `--tp-lower-to-cuda` run it twice:
+    on tensors before bufferization and on memrefs after it.
 
     Example:
 
@@ -94,7 +97,7 @@ def CopyRepeatedResultsPass
     return %y, %c : tensor<4xf32>, tensor<4xf32>
     ```
   }];
-  let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::memref::MemRefDialect", "::mlir::tensor::TensorDialect"];
 }
 
 def DecomposeAggregatesPass

@@ -50,6 +50,8 @@ void mlir::tp::addBufferFrontPasses(OpPassManager &pm, StringRef target,
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  // Distinct tensors may have become one buffer.
+  pm.addPass(createCopyRepeatedResultsPass());
   bufferization::BufferResultsToOutParamsPassOptions outParams;
   outParams.hoistStaticAllocs = true;
   outParams.modifyPublicFunctions = true;

@@ -18,3 +18,28 @@ func.func @twice(%x: tensor<4xf32>, %n: index) -> (tensor<4xf32>, tensor<4xf32>,
 func.func @distinct(%x: tensor<4xf32>, %y: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
   return %x, %y : tensor<4xf32>, tensor<4xf32>
 }
+
+// After bufferization (the pipelines run the pass again there): a buffer
+// returned twice, as a returned tensor.empty and an op writing into it in
+// place become, gets a fresh buffer for the repeat; dynamic sizes are read
+// off the buffer.
+
+// CHECK-LABEL: func.func @buffer_twice
+// CHECK-SAME: (%[[X:.*]]: memref<4xf32>)
+// CHECK: %[[A:.*]] = memref.alloc() : memref<4xf32>
+// CHECK: memref.copy %[[X]], %[[A]] : memref<4xf32> to memref<4xf32>
+// CHECK: return %[[X]], %[[A]] : memref<4xf32>, memref<4xf32>
+func.func @buffer_twice(%x: memref<4xf32>) -> (memref<4xf32>, memref<4xf32>) {
+  return %x, %x : memref<4xf32>, memref<4xf32>
+}
+
+// CHECK-LABEL: func.func @buffer_dynamic
+// CHECK-SAME: (%[[X:.*]]: memref<?x8xf32>)
+// CHECK: %[[C0:.*]] = arith.constant 0 : index
+// CHECK: %[[D:.*]] = memref.dim %[[X]], %[[C0]]
+// CHECK: %[[A:.*]] = memref.alloc(%[[D]]) : memref<?x8xf32>
+// CHECK: memref.copy %[[X]], %[[A]]
+// CHECK: return %[[X]], %[[A]]
+func.func @buffer_dynamic(%x: memref<?x8xf32>) -> (memref<?x8xf32>, memref<?x8xf32>) {
+  return %x, %x : memref<?x8xf32>, memref<?x8xf32>
+}
