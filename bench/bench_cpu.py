@@ -8,10 +8,17 @@
 2. The same block split over --tp devices (threads of the local communicator): wall time
    and the CPU time of all ranks together, against the 1-device run (what communication
    and the split cost).
-3. The local communicator's all_reduce against a memcpy of the same bytes (tprt-bench).
+3. With --jax-python: JAX's jit of the same block (bench/jax_gpt.py; XLA CPU, weights
+   placed on the devices once) on 1 and on --tp forced host devices, best of --repeat.
+4. The local communicator's all_reduce against a memcpy of the same bytes (tprt-bench).
 
-usage: bench_cpu.py [--build build] [--batch 4] [--seq 128] [--embed 512] [--heads 8]
-                    [--tp 4] [--repeat 10]
+Every figure is the best of --repeat runs, and the whole comparison is repeated --rounds
+times, interleaved (tp-mlir, PyTorch, JAX, tp-mlir, ...), keeping each one's best: this
+machine's speed drifts between minutes.
+
+usage: bench_cpu.py [--build build] [--batch 4] [--seq 128] [--embed 768] [--heads 12]
+                    [--tp 4] [--repeat 10] [--rounds 3]
+                    [--jax-python /work/venv-jax/bin/python]
 """
 
 import argparse
@@ -68,44 +75,80 @@ def torch_block(B, S, E, H, repeat, threads):
     return best * 1e3
 
 
+def jax_block(jax_python, B, S, E, H, devices, repeat):
+    out = subprocess.run([jax_python, os.path.join(HERE, "jax_gpt.py"), "run", "1", str(B),
+                          str(S), str(E), str(H), str(devices), str(repeat)],
+                         check=True, capture_output=True, text=True).stdout.split()
+    return float(out[-1]) * 1e3
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--build", default=os.path.join(HERE, "..", "build"))
     ap.add_argument("--batch", type=int, default=4)
     ap.add_argument("--seq", type=int, default=128)
-    ap.add_argument("--embed", type=int, default=512)
-    ap.add_argument("--heads", type=int, default=8)
+    ap.add_argument("--embed", type=int, default=768)
+    ap.add_argument("--heads", type=int, default=12)
     ap.add_argument("--tp", type=int, default=4)
     ap.add_argument("--repeat", type=int, default=10)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--jax-python", help="a Python with JAX (its own venv) to compare with")
     args = ap.parse_args()
     B, S, E, H = args.batch, args.seq, args.embed, args.heads
+    if args.jax_python and not os.path.exists(args.jax_python):
+        sys.exit("no JAX interpreter at %s (see bench_jax.py's docstring)" % args.jax_python)
     print(f"GPT-2 block: batch {B}, seq {S}, embed {E}, heads {H} (f32); "
-          f"{os.cpu_count()} CPU cores; best of {args.repeat}")
+          f"{os.cpu_count()} CPU cores; best of {args.repeat} runs x {args.rounds} rounds")
+    best = {}
+
+    def keep(key, value):
+        if key not in best or value[0] < best[key][0]:
+            best[key] = value
+
     with tempfile.TemporaryDirectory() as tmp:
-        results = {}
+        libs = {}
         for tp in (1, args.tp):
             model = os.path.join(tmp, f"gpt{tp}.mlir")
             with open(model, "w") as f:
                 subprocess.run([sys.executable, os.path.join(HERE, "gen_gpt.py"), "--layers", "1",
                                 "--batch", str(B), "--seq", str(S), "--embed", str(E),
                                 "--heads", str(H), "--tp", str(tp)], check=True, stdout=f)
-            lib = os.path.join(tmp, f"gpt{tp}.so")
-            subprocess.run([os.path.join(args.build, "bin", "tp-compile"), model, "-o", lib],
-                           check=True)
-            results[tp] = tp_run(args.build, lib, args.repeat, tp)
-        wall1, cpu1, _ = results[1]
-        torch_default = torch_block(B, S, E, H, args.repeat, os.cpu_count())
-        torch_one = torch_block(B, S, E, H, args.repeat, 1)
-        print(f"1 device:  tp-mlir {wall1:8.2f} ms wall (incl. scatter/gather), {cpu1:8.2f} ms "
-              f"in the program | PyTorch eager {torch_default:8.2f} ms ({os.cpu_count()} "
-              f"threads), {torch_one:8.2f} ms (1 thread) | tp-mlir wall / PyTorch: "
-              f"{wall1 / torch_default:.2f}x, {wall1 / torch_one:.2f}x")
-        wallN, cpuN, outN = results[args.tp]
-        print(f"{args.tp} devices: tp-mlir {wallN:8.2f} ms wall, {cpuN:8.2f} ms CPU time of all "
-              f"ranks vs {cpu1:.2f} ms on 1 device ({cpuN / cpu1:.2f}x the work)")
-        for line in outN.splitlines():
-            if "calls" in line:
-                print(f"  {args.tp} devices, {line.strip()}")
+            libs[tp] = os.path.join(tmp, f"gpt{tp}.so")
+            subprocess.run([os.path.join(args.build, "bin", "tp-compile"), model, "-o",
+                            libs[tp]], check=True)
+        for _ in range(args.rounds):
+            for tp in (1, args.tp):
+                keep(("tp-mlir", tp), tp_run(args.build, libs[tp], args.repeat, tp))
+            keep(("torch", os.cpu_count()),
+                 (torch_block(B, S, E, H, args.repeat, os.cpu_count()),))
+            keep(("torch", 1), (torch_block(B, S, E, H, args.repeat, 1),))
+            if args.jax_python:
+                for tp in (1, args.tp):
+                    keep(("jax", tp), (jax_block(args.jax_python, B, S, E, H, tp, args.repeat),))
+    wall1, cpu1, _ = best[("tp-mlir", 1)]
+    torch_default, torch_one = best[("torch", os.cpu_count())][0], best[("torch", 1)][0]
+    torch_best = min(torch_default, torch_one)
+    print(f"1 device:  tp-mlir {wall1:8.2f} ms wall (incl. scatter/gather), {cpu1:8.2f} ms "
+          f"in the program | PyTorch eager {torch_default:8.2f} ms ({os.cpu_count()} "
+          f"threads), {torch_one:8.2f} ms (1 intra-op thread; OpenBLAS keeps its own) | "
+          f"tp-mlir wall / PyTorch's best: {wall1 / torch_best:.2f}x")
+    if args.jax_python:
+        jax1 = best[("jax", 1)][0]
+        print(f"1 device:  JAX jit {jax1:8.2f} ms | tp-mlir wall / JAX: {wall1 / jax1:.2f}x")
+    wallN, cpuN, outN = best[("tp-mlir", args.tp)]
+    print(f"{args.tp} devices: tp-mlir {wallN:8.2f} ms wall, {cpuN:8.2f} ms CPU time of all "
+          f"ranks vs {cpu1:.2f} ms on 1 device ({cpuN / cpu1:.2f}x the work)")
+    if args.jax_python:
+        jaxN = best[("jax", args.tp)][0]
+        print(f"{args.tp} devices: JAX jit {jaxN:8.2f} ms on {args.tp} forced host devices | "
+              f"tp-mlir wall / JAX: {wallN / jaxN:.2f}x")
+    for line in outN.splitlines():
+        if "calls" in line or "other ops" in line:
+            print(f"  {args.tp} devices, {line.strip()}")
+    _, _, out1 = best[("tp-mlir", 1)]
+    for line in out1.splitlines():
+        if "calls" in line or "other ops" in line:
+            print(f"  1 device, {line.strip()}")
     bench = os.path.join(args.build, "bin", "tprt-bench")
     for ranks in sorted({2, args.tp}):
         print(subprocess.run([bench, str(ranks), "16", "10"], check=True, capture_output=True,

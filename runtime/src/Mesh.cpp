@@ -215,6 +215,40 @@ tprt_status tprt_scatter_shard(const tprt_mesh *mesh,
   return nullptr;
 }
 
+int32_t tprt_shard_contiguous(const tprt_mesh *mesh,
+                              const tprt_sharding *sharding,
+                              const int64_t *global_shape, int64_t device,
+                              int64_t *element_offset) {
+  if (tprt_status status = tprt_sharding_check(mesh, sharding, global_shape)) {
+    tprt_status_free(status);
+    return 0;
+  }
+  if (device < 0 || device >= tprt_mesh_num_devices(mesh) ||
+      tprt_group_position(mesh, &sharding->partial, device) != 0)
+    return 0;
+  int32_t rank = sharding->rank;
+  int64_t localShape[TPRT_MAX_TENSOR_RANK], offset[TPRT_MAX_TENSOR_RANK];
+  tprt_shard_shape(mesh, sharding, global_shape, localShape);
+  int32_t split = 0;
+  while (split < rank && localShape[split] == global_shape[split])
+    ++split;
+  // A whole dimension of more than one element before the first split one,
+  // or a split one after it, interleaves the shard with the others'.
+  if (split < rank) {
+    for (int32_t d = 0; d < split; ++d)
+      if (global_shape[d] != 1)
+        return 0;
+    for (int32_t d = split + 1; d < rank; ++d)
+      if (localShape[d] != global_shape[d])
+        return 0;
+  }
+  blockOffset(*mesh, *sharding, localShape, device, offset);
+  *element_offset = 0;
+  for (int32_t d = 0; d < rank; ++d)
+    *element_offset = *element_offset * global_shape[d] + offset[d];
+  return 1;
+}
+
 tprt_status tprt_gather_shards(const tprt_mesh *mesh,
                                const tprt_sharding *sharding,
                                const int64_t *global_shape, tprt_dtype dtype,

@@ -7,7 +7,7 @@
 // A program library (tp-compile) exports `tprt_manifest`, a text whose
 // format is fixed by tp-record-manifest:
 //
-//   tprt-manifest 3
+//   tprt-manifest 4            (the program never writes its inputs)
 //   abi <TPRT_RT_ABI_VERSION the program was compiled for>
 //   target <cpu | cuda>
 //   func <name> <#args> <#results>
@@ -231,9 +231,9 @@ tprt_status tprt::parseManifest(const std::string &text,
   if (!std::getline(lines, line) || line.rfind("tprt-manifest ", 0) != 0)
     return error(TPRT_INVALID_ARGUMENT, path,
                  ": not a tprt program manifest (first line '", line, "')");
-  if (line != "tprt-manifest 3")
+  if (line != "tprt-manifest 4")
     return error(TPRT_INVALID_ARGUMENT, path, ": manifest '", line,
-                 "' is not of version 3, the version this runtime reads; "
+                 "' is not of version 4, the version this runtime reads; "
                  "compile the program again with this tp-compile");
   lineNo = 1;
   bool abiSeen = false, targetSeen = false, meshSeen = false;

@@ -8,7 +8,10 @@
 // this process it:
 //  1. checks the inputs and outputs against the manifest;
 //  2. cuts each rank's shard of every input (tprt_scatter_shard) and gives it
-//     a zeroed buffer per result;
+//     a zeroed buffer per result; a shard that is one contiguous run of the
+//     caller's tensor (whole, or split along its leading dimension) is read
+//     there instead, for the program never writes its inputs (manifest
+//     version 4: its arguments are bufferized read-only);
 //  3. starts one thread per rank, each calling the function's entry point
 //     with its rank context;
 //  4. waits for the ranks; one still computing `timeout_ms` after another
@@ -45,6 +48,28 @@
 
 using namespace tprt;
 
+namespace {
+
+/// Leaves the elements it makes uninitialized (a vector's resize zeroes
+/// them): input shards are written whole by the scatter anyway.
+template <typename T> struct UninitializedAllocator : std::allocator<T> {
+  using std::allocator<T>::allocator;
+  template <typename U> struct rebind {
+    using other = UninitializedAllocator<U>;
+  };
+  template <typename U, typename... Args> void construct(U *p, Args &&...args) {
+    if constexpr (sizeof...(Args) == 0)
+      ::new (static_cast<void *>(p)) U;
+    else
+      ::new (static_cast<void *>(p)) U(std::forward<Args>(args)...);
+  }
+};
+
+/// A rank's own copy of an input or result.
+using Bytes = std::vector<char, UninitializedAllocator<char>>;
+
+} // namespace
+
 struct tprt_session_s {
   tprt_mesh mesh;
   int64_t timeoutMs = 0;
@@ -67,7 +92,7 @@ struct tprt_session_s {
   /// Of the last run, when it was timed on a GPU world.
   std::vector<tprt_device_profile> deviceProfiles;
   /// Each rank's own result buffers of the last successful run.
-  std::vector<std::vector<std::vector<char>>> localResults;
+  std::vector<std::vector<Bytes>> localResults;
 };
 
 namespace {
@@ -178,17 +203,22 @@ void splitTerm(tprt_dtype dtype, void *holder, void *term, int64_t count,
 /// never sees its buffers, world or statistics freed.
 struct RunState {
   explicit RunState(int64_t numRanks)
-      : buffers(numRanks), pointers(numRanks), statuses(numRanks, nullptr),
-        stats(numRanks), seconds(numRanks, 0), profiles(numRanks),
-        deviceProfiles(numRanks, TPRT_DEVICE_PROFILE_INIT),
+      : buffers(numRanks), pointers(numRanks), sizes(numRanks),
+        statuses(numRanks, nullptr), stats(numRanks), seconds(numRanks, 0),
+        profiles(numRanks), deviceProfiles(numRanks, TPRT_DEVICE_PROFILE_INIT),
         done(numRanks, false) {}
   ~RunState() {
     tprt_world_destroy(world);
     for (tprt_status status : statuses)
       tprt_status_free(status);
   }
-  std::vector<std::vector<std::vector<char>>> buffers;
+  /// Each rank's own copies of its inputs and results; an input it reads
+  /// from the caller's tensor (contiguous shards of programs that never
+  /// write their inputs: manifest version 4) has none.
+  std::vector<std::vector<Bytes>> buffers;
+  /// Where each rank's inputs and results are on the host, and their bytes.
   std::vector<std::vector<void *>> pointers;
+  std::vector<std::vector<size_t>> sizes;
   std::vector<tprt_status> statuses;
   std::vector<tprt_comm_stats> stats;
   std::vector<double> seconds;
@@ -226,12 +256,11 @@ tprt_status runRank(RunState &s, EntryFn entry, int64_t rank) {
       return status;
     // Every buffer, results included (zeros), goes to the device.
     for (size_t i = 0; i < pointers.size(); ++i) {
-      size_t bytes = s.buffers[rank][i].size();
+      size_t bytes = s.sizes[rank][i];
       void *ptr = nullptr;
       tprt_status status = device->alloc(rank, bytes, &ptr);
       if (!status)
-        status =
-            device->copyToDevice(rank, ptr, s.buffers[rank][i].data(), bytes);
+        status = device->copyToDevice(rank, ptr, s.pointers[rank][i], bytes);
       pointers[i] = ptr;
       if (status) {
         for (size_t j = i + 1; j < pointers.size(); ++j)
@@ -260,8 +289,8 @@ tprt_status runRank(RunState &s, EntryFn entry, int64_t rank) {
   if (device) {
     // The results back to the host: the run ends when they are there.
     for (size_t i = s.numInputs; i < pointers.size() && !status; ++i)
-      status = device->copyToHost(rank, s.buffers[rank][i].data(), pointers[i],
-                                  s.buffers[rank][i].size());
+      status = device->copyToHost(rank, s.pointers[rank][i], pointers[i],
+                                  s.sizes[rank][i]);
     if (tprt_status synced = device->synchronize(rank)) {
       if (status)
         tprt_status_free(synced);
@@ -342,13 +371,15 @@ void tprt_session_destroy(tprt_session *session) { delete session; }
 
 namespace {
 
-/// Checks the inputs and outputs against `f` and makes every rank's buffers:
-/// its input shards (pending sums split into random terms with the session's
-/// partial seed) and zeroed result shards.
+/// Checks the inputs and outputs against `f` and makes every rank's buffers
+/// (`state`'s buffers, pointers and sizes): inputs scattered by their
+/// shardings (where `borrow` and a shard is one contiguous run of the
+/// caller's tensor, the rank reads it there: the program never writes its
+/// inputs), results zeroed.
 tprt_status makeShards(const tprt_session *session, const Function &f,
                        const tprt_host_tensor *inputs, int32_t num_inputs,
                        const tprt_host_tensor *outputs, int32_t num_outputs,
-                       std::vector<std::vector<std::vector<char>>> &buffers) {
+                       bool borrow, RunState &state) {
   for (int32_t i = 0; i < num_inputs; ++i)
     if (tprt_status status = checkTensor("input", i, f.args[i], inputs[i]))
       return status;
@@ -356,12 +387,25 @@ tprt_status makeShards(const tprt_session *session, const Function &f,
     if (tprt_status status = checkTensor("output", i, f.results[i], outputs[i]))
       return status;
   int64_t numRanks = tprt_mesh_num_devices(&f.mesh);
+  auto &buffers = state.buffers;
   for (int64_t rank = 0; rank < numRanks; ++rank) {
     for (int32_t i = 0; i < num_inputs; ++i) {
       const tprt_tensor_info &info = f.args[i];
-      int64_t local[TPRT_MAX_TENSOR_RANK];
+      int64_t local[TPRT_MAX_TENSOR_RANK], offset = 0;
       tprt_shard_shape(&f.mesh, &info.sharding, info.shape, local);
-      buffers[rank].emplace_back(bytesOf(info, local));
+      size_t bytes = bytesOf(info, local);
+      state.sizes[rank].push_back(bytes);
+      if (borrow && info.sharding.partial.count == 0 &&
+          tprt_shard_contiguous(&f.mesh, &info.sharding, info.shape, rank,
+                                &offset)) {
+        buffers[rank].emplace_back();
+        state.pointers[rank].push_back(
+            static_cast<char *>(inputs[i].data) +
+            offset * static_cast<int64_t>(tprt_dtype_size(info.dtype)));
+        continue;
+      }
+      buffers[rank].emplace_back(bytes);
+      state.pointers[rank].push_back(buffers[rank].back().data());
       if (tprt_status status = tprt_scatter_shard(
               &f.mesh, &info.sharding, info.shape, info.dtype, inputs[i].data,
               rank, buffers[rank].back().data()))
@@ -371,7 +415,10 @@ tprt_status makeShards(const tprt_session *session, const Function &f,
       const tprt_tensor_info &info = f.results[i];
       int64_t local[TPRT_MAX_TENSOR_RANK];
       tprt_shard_shape(&f.mesh, &info.sharding, info.shape, local);
-      buffers[rank].emplace_back(bytesOf(info, local));
+      size_t bytes = bytesOf(info, local);
+      buffers[rank].emplace_back(bytes, 0);
+      state.sizes[rank].push_back(bytes);
+      state.pointers[rank].push_back(buffers[rank].back().data());
     }
   }
   // Pending sums as random terms: every member but the first of each partial
@@ -418,7 +465,7 @@ tprt_status takeRootCause(std::vector<tprt_status> &statuses,
 /// After a successful run: every result gathered from the ranks' shards, and
 /// each rank's own copies kept for tprt_session_local_result.
 tprt_status gatherResults(tprt_session *session, const Function &f,
-                          std::vector<std::vector<std::vector<char>>> &buffers,
+                          std::vector<std::vector<Bytes>> &buffers,
                           int32_t num_inputs, tprt_host_tensor *outputs,
                           int32_t num_outputs) {
   int64_t numRanks = static_cast<int64_t>(buffers.size());
@@ -509,15 +556,12 @@ tprt_status runSession(tprt_session *session, const tprt_program *program,
   // 3. Each rank's buffers.
   auto &buffers = state->buffers;
   if (tprt_status status = makeShards(session, f, inputs, num_inputs, outputs,
-                                      num_outputs, buffers))
+                                      num_outputs, /*borrow=*/true, *state))
     return status;
 
   // 4. Every rank on its thread.
   // Everything a rank needs is allocated here: nothing in a rank's thread
   // can throw.
-  for (int64_t rank = 0; rank < numRanks; ++rank)
-    for (std::vector<char> &buffer : buffers[rank])
-      state->pointers[rank].push_back(buffer.data());
   EntryFn entry = f.entry;
   std::vector<std::thread> threads;
   threads.reserve(static_cast<size_t>(numRanks));
@@ -643,7 +687,7 @@ tprt_status runDistributed(tprt_session *session, const tprt_program *program,
   auto &buffers = state->buffers;
   if (me == 0) {
     tprt_status bad = makeShards(session, f, inputs, num_inputs, outputs,
-                                 num_outputs, buffers);
+                                 num_outputs, /*borrow=*/false, *state);
     Header header;
     header.set(bad);
     for (int64_t r = 1; r < numRanks; ++r) {
@@ -685,13 +729,15 @@ tprt_status runDistributed(tprt_session *session, const tprt_program *program,
       const tprt_tensor_info &info = f.results[i];
       int64_t local[TPRT_MAX_TENSOR_RANK];
       tprt_shard_shape(&f.mesh, &info.sharding, info.shape, local);
-      buffers[me].emplace_back(bytesOf(info, local));
+      buffers[me].emplace_back(bytesOf(info, local), 0);
+    }
+    for (Bytes &buffer : buffers[me]) {
+      state->pointers[me].push_back(buffer.data());
+      state->sizes[me].push_back(buffer.size());
     }
   }
 
   // 3. This process's rank, on this thread.
-  for (std::vector<char> &buffer : buffers[me])
-    state->pointers[me].push_back(buffer.data());
   tprt_status status = runRank(*state, f.entry, me);
 
   // 4. Every rank's status, figures and results to rank 0.
@@ -707,7 +753,7 @@ tprt_status runDistributed(tprt_session *session, const tprt_program *program,
     }
     if (!status)
       for (int32_t i = 0; i < num_outputs; ++i) {
-        const std::vector<char> &out = buffers[me][num_inputs + i];
+        const Bytes &out = buffers[me][num_inputs + i];
         if (tprt_status s = procs.send(0, out.data(), out.size()))
           return s;
       }

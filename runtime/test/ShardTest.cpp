@@ -8,6 +8,7 @@
 
 #include "gtest/gtest.h"
 
+#include <algorithm>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -94,6 +95,16 @@ void roundTrip(const tprt_sharding &s) {
                   holdsValue ? data[gi * 8 + gj] : 0.0f)
             << "device " << device;
       }
+    // A shard said to be contiguous is the run of the global tensor there.
+    int64_t offset = -1;
+    if (tprt_shard_contiguous(&kGrid, &s, global, device, &offset)) {
+      ASSERT_TRUE(holdsValue);
+      ASSERT_GE(offset, 0);
+      ASSERT_LE(offset + local[0] * local[1], 64);
+      EXPECT_TRUE(std::equal(shards[device].begin(), shards[device].end(),
+                             data.begin() + offset))
+          << "device " << device;
+    }
   }
   // Make the pending sum non-trivial: the first term keeps 3/4 of each
   // value, the second gets 1/4 (replicas, which share their position in the
@@ -139,6 +150,40 @@ TEST(ShardTest, RoundTripsEveryKindOfSharding) {
   roundTrip(shardingOf({{1, 0}, {}}));
   roundTrip(shardingOf({{}, {}}, {0}));
   roundTrip(shardingOf({{1}, {}}, {0}));
+}
+
+TEST(ShardTest, ContiguousShardsAreWholeOrSplitAlongTheLeadingDimension) {
+  int64_t global[2] = {8, 8}, offset = -1;
+  auto contiguous = [&](const tprt_sharding &s, int64_t device) {
+    offset = -1;
+    return tprt_shard_contiguous(&kGrid, &s, global, device, &offset) != 0;
+  };
+  tprt_sharding replicated = shardingOf({{}, {}});
+  EXPECT_TRUE(contiguous(replicated, 3));
+  EXPECT_EQ(offset, 0);
+  // Rows over x: device 2 (x=1) starts at row 4.
+  tprt_sharding rows = shardingOf({{0}, {}});
+  EXPECT_TRUE(contiguous(rows, 2));
+  EXPECT_EQ(offset, 32);
+  // Rows over (y, x): device 1 (y=1) is the third block of 2 rows.
+  tprt_sharding rowsYX = shardingOf({{1, 0}, {}});
+  EXPECT_TRUE(contiguous(rowsYX, 1));
+  EXPECT_EQ(offset, 32);
+  // Columns interleave with the other devices' columns.
+  EXPECT_FALSE(contiguous(shardingOf({{}, {1}}), 0));
+  EXPECT_FALSE(contiguous(shardingOf({{0}, {1}}), 0));
+  // A leading dimension of one element: a split of the next one is a run.
+  int64_t oneRow[2] = {1, 8};
+  tprt_sharding cols = shardingOf({{}, {0}});
+  EXPECT_TRUE(tprt_shard_contiguous(&kGrid, &cols, oneRow, 2, &offset));
+  EXPECT_EQ(offset, 4);
+  // A pending sum's zero terms are not the caller's values.
+  tprt_sharding partial = shardingOf({{}, {}}, {1});
+  EXPECT_TRUE(contiguous(partial, 0));
+  EXPECT_FALSE(contiguous(partial, 1));
+  // A bad sharding or device is never contiguous.
+  EXPECT_FALSE(contiguous(shardingOf({{0}, {0}}), 0));
+  EXPECT_FALSE(contiguous(rows, 4));
 }
 
 TEST(ShardTest, BadShardingsAreRejected) {

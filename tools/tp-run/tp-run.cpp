@@ -13,8 +13,10 @@
 // 2. The inputs (.npy or random) are checked against the program's manifest
 //    before anything runs.
 // 3. The function runs on every device of its mesh (one thread each on the
-//    CPU backend): inputs scattered by their shardings, results gathered.
-// 4. --verify checks the run three ways, per result:
+//    CPU backend): inputs scattered by their shardings (contiguous shards
+//    read in place), results gathered.
+// 4. --verify checks that the inputs are unchanged (programs never write
+//    their inputs), and checks the run three ways, per result:
 //    - every device's own copy is compared with the other devices that hold
 //      the same shard (replicas must agree; a disagreement names both);
 //    - inputs that are pending sums were split into random terms (not the
@@ -720,6 +722,11 @@ int runOne(const Options &o, tprt_program *program, int32_t function,
   }
 
   // 3. The sharded run (--repeat: the best wall time of that many runs).
+  // Ranks read contiguous shards in `inputs` itself: --verify keeps a copy,
+  // to check that the program left them alone and to feed the reference.
+  std::vector<Array> pristine;
+  if (o.verify && isRoot())
+    pristine = inputs;
   double best = 1e300, bestCpu = 0;
   RunResult result;
   for (int rep = 0; rep < o.repeat; ++rep) {
@@ -830,8 +837,23 @@ int runOne(const Options &o, tprt_program *program, int32_t function,
            std::to_string(refDevices) + " device(s) of target " +
            tprt_program_target(ref) +
            "; compile it with tp-compile --unsharded --reference");
+    // Inputs are read-only (tprt-manifest 4): one the program wrote into
+    // would also corrupt the reference's run.
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (inputs[i].bytes == pristine[i].bytes)
+        continue;
+      const tprt_tensor_info *info =
+          tprt_program_arg(program, function, static_cast<int32_t>(i));
+      std::printf("verify input #%zu%s: the program wrote into it (a "
+                  "program must leave its inputs unchanged): FAIL\n",
+                  i,
+                  *info->name ? (std::string(" ('") + info->name + "')").c_str()
+                              : "");
+      exitCode = 1;
+    }
     // The reference is a CPU program, whatever the run's backend.
-    RunResult expected = run(o, "local", ref, refFunction, inputs);
+    std::vector<Array> refInputs = pristine;
+    RunResult expected = run(o, "local", ref, refFunction, refInputs);
     std::optional<RunResult> nudgedRun;
     const tprt_mesh *mesh = tprt_program_mesh(program, function);
     for (size_t i = 0; i < result.outputs.size(); ++i) {
@@ -882,7 +904,7 @@ int runOne(const Options &o, tprt_program *program, int32_t function,
       std::string widened;
       if (!c.pass() && toleranceOf(got.dtype) > 0) {
         if (!nudgedRun) {
-          std::vector<Array> moved = nudged(inputs, o.seed + 1);
+          std::vector<Array> moved = nudged(pristine, o.seed + 1);
           nudgedRun.emplace(run(o, "local", ref, refFunction, moved));
         }
         double moved = largestDifference(want, nudgedRun->outputs[i]);

@@ -31,7 +31,7 @@ def RecordManifestPass : Pass<"tp-record-manifest", "::mlir::ModuleOp"> {
     the manifest reads
 
     ```
-    tprt-manifest 3
+    tprt-manifest 4
     abi 2
     target cpu
     func "f" 1 1
@@ -44,6 +44,13 @@ def RecordManifestPass : Pass<"tp-record-manifest", "::mlir::ModuleOp"> {
     An argument or result with a `tp.name` (a parameter's name in the
     module it was imported from) has it quoted at the end of its line:
     `arg 2 f32 2 64 256 s=/0| "h.0.mlp.c_fc.weight"`.
+
+    Version 4 promises that the program never writes its inputs: the pass
+    marks every argument of the functions it records
+    `bufferization.writable = false`, so bufferization copies an argument
+    before writing into it, and the runtime lets a rank read a contiguous
+    shard (a whole tensor, or one split along its leading dimension) from
+    the caller's memory instead of copying it.
 
     Names are quoted (`\"`, `\\` and `\xNN` escapes inside), so function,
     mesh and axis names may hold spaces; `abi` is the runtime ABI the code
@@ -66,7 +73,8 @@ def RecordManifestPass : Pass<"tp-record-manifest", "::mlir::ModuleOp"> {
     Option<"target", "target", "std::string", /*default=*/"\"cpu\"",
            "The backend the program is lowered for: cpu or cuda">
   ];
-  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::bufferization::BufferizationDialect"];
 }
 
 def CopyRepeatedResultsPass

@@ -182,6 +182,16 @@ TPRT_API tprt_status tprt_scatter_shard(const tprt_mesh *mesh,
                                         const int64_t *global_shape,
                                         tprt_dtype dtype, const void *global,
                                         int64_t device, void *local);
+/* Nonzero when `device`'s shard of a tensor of `global_shape` sharded as
+ * `sharding` (checked) is one contiguous run of the row-major global tensor
+ * holding its values (not a zero term of a pending sum): every dimension
+ * before the first split one has one element, every one after it is whole.
+ * Then `*element_offset` is where the run starts, and the shard can be read
+ * in place (tprt_session_run does so for the inputs). */
+TPRT_API int32_t tprt_shard_contiguous(const tprt_mesh *mesh,
+                                       const tprt_sharding *sharding,
+                                       const int64_t *global_shape,
+                                       int64_t device, int64_t *element_offset);
 /* Rebuilds a global tensor from every device's shard (`shards[d]` for device
  * d, each of shard shape): blocks are placed by the split axes, replicas are
  * read once, pending sums are added up. */
@@ -594,7 +604,9 @@ TPRT_API tprt_status tprt_session_create(const tprt_mesh *mesh,
 /* Accepts NULL. */
 TPRT_API void tprt_session_destroy(tprt_session *session);
 /* Runs `function` of `program` on every device: checks the inputs against
- * the manifest (count, dtype, shape), scatters them by their shardings, runs
+ * the manifest (count, dtype, shape), scatters them by their shardings (a
+ * device whose shard is a contiguous run of an input reads it there: programs
+ * never write their inputs, which stay unchanged), runs
  * every rank, and gathers each result into `outputs[i].data`, which the
  * caller allocates with the result's global shape (dtype and shape are
  * checked). A failing rank fails the run with its first error; nothing is

@@ -1,7 +1,7 @@
 // RUN: tp-opt %s --tp-record-manifest --split-input-file --verify-diagnostics | FileCheck %s
 // RUN: tp-opt %s --tp-record-manifest=target=cuda --split-input-file --verify-diagnostics | FileCheck %s --check-prefix=CUDA
 // RUN: not tp-opt %s --tp-record-manifest=target=tpu --split-input-file 2>&1 | FileCheck %s --check-prefix=TARGET
-// CUDA: tp.manifest = "tprt-manifest 3\0Aabi 2\0Atarget cuda\0Afunc
+// CUDA: tp.manifest = "tprt-manifest 4\0Aabi 2\0Atarget cuda\0Afunc
 // TARGET: error: tp-record-manifest: target 'tpu' is not one of cpu, cuda
 
 // Tests the manifest of a local-form function: global shapes from the
@@ -11,7 +11,7 @@
 
 tp.mesh @grid ["dp" = 2, "tp" = 4]
 
-// CHECK: tp.manifest = "tprt-manifest 3
+// CHECK: tp.manifest = "tprt-manifest 4
 // CHECK-SAME: abi 2\0Atarget cpu
 // CHECK-SAME: func \22f\22 2 1
 // CHECK-SAME: mesh \22grid\22 2 \22dp\22 2 \22tp\22 4
@@ -22,6 +22,12 @@ tp.mesh @grid ["dp" = 2, "tp" = 4]
 // CHECK-SAME: func \22g\22 1 0
 // CHECK-SAME: mesh - 0
 // CHECK-SAME: arg 0 i64 0 s=|
+// Private functions and declarations are not entry points.
+// CHECK-NOT: h\22
+// Version 4: the entry points never write their inputs.
+// CHECK: func.func @f(%{{.*}}: tensor<8x128xf32> {bufferization.writable = false}, %{{.*}}: tensor<8xbf16> {bufferization.writable = false})
+// CHECK: func.func @g(%{{.*}}: tensor<i64> {bufferization.writable = false})
+// CHECK: func.func private @h(tensor<i64>)
 func.func @f(%x: tensor<8x128xf32> {tp.sharding = #tp.sharding<@grid, [{"dp"}, {"tp"}]>},
              %y: tensor<8xbf16> {tp.sharding = #tp.sharding<@grid, [{}]>, tp.name = "h.0.ln_1.weight"})
     -> (tensor<16x512xf32> {tp.sharding = #tp.sharding<@grid, [{}, {}], partial = ["tp"]>, tp.name = "out"})
@@ -33,7 +39,6 @@ func.func @g(%i: tensor<i64>) {
   return
 }
 // Private functions and declarations are not entry points.
-// CHECK-NOT: h\22
 func.func private @h(%i: tensor<i64>)
 
 // -----
@@ -42,7 +47,7 @@ func.func private @h(%i: tensor<i64>)
 
 tp.mesh @"my mesh" ["tensor \"parallel\"" = 2]
 
-// CHECK: tp.manifest = "tprt-manifest 3
+// CHECK: tp.manifest = "tprt-manifest 4
 // CHECK-SAME: func \22my func\\\\\22 1 0
 // CHECK-SAME: mesh \22my mesh\22 1 \22tensor \\\22parallel\\\22\22 2
 // CHECK-SAME: arg 0 f32 1 8 s=0|
@@ -78,7 +83,7 @@ func.func private @g(%x: tensor<4xf32>) attributes {linkage = @grid} {
 
 // -----
 
-// CHECK-LABEL: module attributes {tp.manifest = "tprt-manifest 3\0Aabi 2\0Atarget cpu\0Afunc \22g\22 1 0
+// CHECK-LABEL: module attributes {tp.manifest = "tprt-manifest 4\0Aabi 2\0Atarget cpu\0Afunc \22g\22 1 0
 // CHECK: func.func @g
 // CHECK-SAME: llvm.linkage = #llvm.linkage<external>
 // CHECK-SAME: tpx.note = "kept"
