@@ -152,6 +152,94 @@ def FuseElementwisePass : Pass<"tp-fuse-elementwise", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def FuseReductionsPass : Pass<"tp-fuse-reductions", "::mlir::ModuleOp"> {
+  let summary = "Runs row-wise chains with reductions (layernorm, softmax) one tile of rows at a time";
+  let description = [{
+    Part of `--tp-lower-to-cpu`, after `tp-fuse-elementwise`, on tensors: a
+    layernorm (sum, sum of squares, normalization) or a softmax with its
+    scale and mask (scale-and-mask, max, subtract-exp, sum, divide) makes a
+    pass over memory per op. Each of these ops works row by row: its
+    leading loops are parallel and index its operands and results first.
+    The chain's last op (an all-parallel `linalg.generic` reading a
+    reduction's result along its leading loops) is tiled over those loops
+    (`scf.for`, one row at a time but for the innermost row loop, which
+    takes as many rows as fit in about 8 KiB), and its producers in the
+    chain are fused into the tile (upstream's tile-and-fuse through
+    `TilingInterface`): the activations are read from memory once and every
+    intermediate is a tile-sized buffer that stays in cache.
+
+    A producer joins the chain only if every use of it is in the chain and
+    reads it along the rows: nothing is computed twice, and GEMMs are never
+    pulled in (they stay `tp-convert-gemm-to-blas`'s). Shapes must be
+    static. Not part of the CUDA lowering (each tile would be a kernel
+    launch).
+
+    Example: a softmax over the last dimension of `tensor<4x12x128x128xf32>`,
+    decomposed by `tp-decompose-aggregates`, becomes
+
+    ```mlir
+    scf.for %b = %c0 to %c4 step %c1 iter_args(%o0 = %out) -> (tensor<4x12x128x128xf32>) {
+      scf.for %h = %c0 to %c12 step %c1 iter_args(%o1 = %o0) -> (tensor<4x12x128x128xf32>) {
+        scf.for %i = %c0 to %c128 step %c16 iter_args(%o2 = %o1) -> (tensor<4x12x128x128xf32>) {
+          // max, subtract-exp, sum and divide on tensor<1x1x16x128xf32> tiles
+          %t = tensor.insert_slice %quotient into %o2[%b, %h, %i, 0] [1, 1, 16, 128] [1, 1, 1, 1]
+          scf.yield %t : tensor<4x12x128x128xf32>
+        }
+        ...
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def LowerReductionsPass : Pass<"tp-lower-reductions", "::mlir::func::FuncOp"> {
+  let summary = "Reductions over their innermost loop become loops that carry the accumulator in a register, reassociable";
+  let description = [{
+    Part of `--tp-lower-to-cpu` (not `--reference`), on buffers, before
+    `convert-linalg-to-loops`: that pass loads and stores a reduction's
+    accumulator on every iteration, and where the input and the accumulator
+    may alias (buffers passed to a layer function) LLVM keeps it in memory:
+    a scalar loop in which each iteration waits for the previous store. A
+    single-output `linalg.generic` whose only reduction loop is its
+    innermost (a layernorm's sums, a softmax's max and sum), with maps of
+    loop dimensions and constants, becomes `scf.for` loops over its parallel
+    dimensions around an `scf.for` over the reduction that carries the
+    accumulator as an iter_arg (loaded before, stored after). A float
+    `addf`, `maximumf`, `minimumf`, `maxnumf` or `minnumf` that combines the
+    accumulator is marked `reassoc`, so that LLVM vectorizes the reduction
+    (partial results in vector lanes, combined at the end, as PyTorch's and
+    XLA's reductions are): the terms are added in another order, within
+    `--verify`'s tolerance of the plain lowering's sequential order.
+
+    Example: the row sums of a `memref<512x768xf32>`
+
+    ```mlir
+    linalg.generic {iterator_types = ["parallel", "reduction"], ...}
+        ins(%x : memref<512x768xf32>) outs(%sum : memref<512xf32>) {
+    ^bb0(%v: f32, %acc: f32):
+      %s = arith.addf %v, %acc : f32
+      linalg.yield %s : f32
+    }
+    ```
+
+    become
+
+    ```mlir
+    scf.for %i = %c0 to %c512 step %c1 {
+      %init = memref.load %sum[%i] : memref<512xf32>
+      %r = scf.for %j = %c0 to %c768 step %c1 iter_args(%acc = %init) -> (f32) {
+        %v = memref.load %x[%i, %j] : memref<512x768xf32>
+        %s = arith.addf %v, %acc fastmath<reassoc> : f32
+        scf.yield %s : f32
+      }
+      memref.store %r, %sum[%i] : memref<512xf32>
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def ApproximateMathPass : Pass<"tp-approximate-math", "::mlir::ModuleOp"> {
   let summary = "Replaces transcendental math ops (tanh, exp, log, erf, ...) by polynomial approximations that vectorize";
   let description = [{

@@ -20,18 +20,17 @@
 using namespace mlir;
 using namespace mlir::tp;
 
-void mlir::tp::addBufferFrontPasses(OpPassManager &pm, StringRef target,
-                                    bool outline, unsigned maxFunctionOps,
-                                    bool fuse, bool approximateMath) {
+void mlir::tp::addBufferFrontPasses(OpPassManager &pm,
+                                    const BufferFrontOptions &options) {
   RecordManifestPassOptions manifest;
-  manifest.target = target.str();
+  manifest.target = options.target.str();
   pm.addPass(createRecordManifestPass(manifest));
   // Each distinct layer is lowered and code-generated once.
-  if (outline || maxFunctionOps) {
+  if (options.outline || options.maxFunctionOps) {
     OutlineRepeatedLayersPassOptions layers;
-    if (!outline)
+    if (!options.outline)
       layers.maxLayers = 0;
-    layers.maxFunctionOps = maxFunctionOps;
+    layers.maxFunctionOps = options.maxFunctionOps;
     pm.addPass(createOutlineRepeatedLayersPass(layers));
   }
   pm.addPass(createCopyRepeatedResultsPass());
@@ -39,9 +38,11 @@ void mlir::tp::addBufferFrontPasses(OpPassManager &pm, StringRef target,
   // linalg.generic, which bufferizes.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addPass(createDecomposeAggregatesPass());
-  if (fuse)
+  if (options.fuse)
     pm.addPass(createFuseElementwisePass());
-  if (approximateMath)
+  if (options.fuseReductions)
+    pm.addPass(createFuseReductionsPass());
+  if (options.approximateMath)
     pm.addPass(createApproximateMathPass());
   // Tensors -> buffers: identity layouts at function boundaries (the runtime
   // passes dense buffers), results as out-parameters, buffers freed.
@@ -56,6 +57,10 @@ void mlir::tp::addBufferFrontPasses(OpPassManager &pm, StringRef target,
   outParams.hoistStaticAllocs = true;
   outParams.modifyPublicFunctions = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  // A tile's buffers (tp-fuse-reductions) are made once, not per tile.
+  if (options.fuseReductions)
+    pm.addNestedPass<func::FuncOp>(
+        bufferization::createBufferLoopHoistingPass());
   bufferization::BufferDeallocationPipelineOptions dealloc;
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);
   pm.addPass(createCanonicalizerPass());

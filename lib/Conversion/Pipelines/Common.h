@@ -11,16 +11,28 @@
 
 namespace mlir::tp {
 
+/// What addBufferFrontPasses runs.
+struct BufferFrontOptions {
+  /// The manifest's target: "cpu" or "cuda".
+  StringRef target;
+  /// Repeated layers outlined, and functions longer than `maxFunctionOps`
+  /// (0: no limit) cut into parts.
+  bool outline = false;
+  unsigned maxFunctionOps = 0;
+  /// Elementwise chains fused (tp-fuse-elementwise), and row-wise chains
+  /// with reductions run a tile of rows at a time (tp-fuse-reductions).
+  bool fuse = false;
+  bool fuseReductions = false;
+  /// Polynomial math instead of libm.
+  bool approximateMath = false;
+};
+
 /// Local form on tensors -> buffers whose collectives call the runtime: the
-/// manifest (for `target`), repeated layers outlined when `outline` (and
-/// functions longer than `maxFunctionOps` cut into parts), repeated
-/// results copied, elementwise ops as
-/// linalg (fused when `fuse`, with polynomial math when `approximateMath`),
-/// one-shot bufferization with results as out-parameters and buffers freed,
-/// and every function taking the rank context.
-void addBufferFrontPasses(OpPassManager &pm, StringRef target, bool outline,
-                          unsigned maxFunctionOps, bool fuse,
-                          bool approximateMath);
+/// manifest, repeated layers outlined, repeated results copied, elementwise
+/// ops as linalg (fused), one-shot bufferization with results as
+/// out-parameters and buffers freed (those of a tile allocated once, outside
+/// its loop), and every function taking the rank context.
+void addBufferFrontPasses(OpPassManager &pm, const BufferFrontOptions &options);
 
 /// f16 and bf16 as storage types: scalar arithmetic and math on them runs
 /// in f32, and bf16 conversions become integer code (no compiler runtime

@@ -23,12 +23,16 @@ void mlir::tp::buildLowerToCPUPipeline(OpPassManager &pm) {
 void mlir::tp::buildLowerToCPUPipeline(OpPassManager &pm,
                                        const LowerToCPUOptions &options) {
   // The reference stays one plain function: it checks the outlining too.
-  addBufferFrontPasses(pm, "cpu",
-                       /*outline=*/options.outlineLayers && !options.reference,
-                       options.reference ? 0u
-                                         : unsigned(options.maxFunctionOps),
-                       /*fuse=*/!options.reference,
-                       /*approximateMath=*/!options.reference);
+  BufferFrontOptions front;
+  front.target = "cpu";
+  front.outline = options.outlineLayers && !options.reference;
+  front.maxFunctionOps =
+      options.reference ? 0u : unsigned(options.maxFunctionOps);
+  front.fuse = !options.reference;
+  // The emulated GPU mapping maps what the CUDA lowering sees.
+  front.fuseReductions = !options.reference && !options.emulateGpuMapping;
+  front.approximateMath = !options.reference;
+  addBufferFrontPasses(pm, front);
   // The reference keeps f16/bf16 GEMMs as calls: their contract is f32
   // accumulation, which loops on narrow memrefs would not honour.
   ConvertGemmToBlasPassOptions gemm;
@@ -41,11 +45,17 @@ void mlir::tp::buildLowerToCPUPipeline(OpPassManager &pm,
     pm.addNestedPass<func::FuncOp>(createMapLinalgToGPUPass());
     pm.addNestedPass<func::FuncOp>(createEmulateGPULaunchesPass());
   }
+  // Reductions keep their accumulator in a register (and vectorize); the
+  // reference keeps convert-linalg-to-loops' plain sequential loops.
+  if (!options.reference && !options.emulateGpuMapping)
+    pm.addNestedPass<func::FuncOp>(createLowerReductionsPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
   addNarrowFloatEmulationPasses(pm);
   pm.addPass(memref::createExpandStridedMetadataPass());
+  // The offsets of subviews at loop indices (tiles) it computes.
+  pm.addPass(createLowerAffinePass());
   // The vector loads and stores of emulated vectorized kernels.
   if (options.emulateGpuMapping)
     pm.addPass(createConvertVectorToLLVMPass());

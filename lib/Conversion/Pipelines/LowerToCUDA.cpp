@@ -23,9 +23,13 @@ using namespace mlir::tp;
 void mlir::tp::buildLowerToCUDAPipeline(OpPassManager &pm,
                                         const LowerToCUDAOptions &options) {
   // The CPU lowering's front; math stays exact (libdevice in the kernels).
-  addBufferFrontPasses(pm, "cuda", options.outlineLayers,
-                       options.maxFunctionOps, /*fuse=*/true,
-                       /*approximateMath=*/false);
+  // Not tp-fuse-reductions: each tile would be a kernel launch.
+  BufferFrontOptions front;
+  front.target = "cuda";
+  front.outline = options.outlineLayers;
+  front.maxFunctionOps = options.maxFunctionOps;
+  front.fuse = true;
+  addBufferFrontPasses(pm, front);
   // GEMMs: the shared recogniser, the same entry points; the CUDA runtime
   // runs them with cuBLAS on the rank's stream.
   pm.addPass(createConvertGemmToBlasPass());

@@ -1,0 +1,157 @@
+// RUN: tp-opt %s --split-input-file --tp-decompose-aggregates --tp-fuse-elementwise --tp-fuse-reductions | FileCheck %s
+
+// A softmax over the last dimension with its scale and mask: the scores are
+// read once, one tile of 16 rows (16 x 128 floats) at a time; every op of
+// the chain is in the tile, computed once, on tile-sized tensors.
+
+// CHECK-LABEL: func.func @softmax
+// CHECK-NOT: linalg.generic
+// CHECK: scf.for %[[B:.*]] = %c0 to %c2 step %c1 iter_args
+// CHECK: scf.for %[[H:.*]] = %c0 to %c3 step %c1 iter_args
+// CHECK: scf.for %[[I:.*]] = %c0 to %c128 step %c16 iter_args(%[[OUT:.*]] = %{{.*}})
+// CHECK: tensor.extract_slice %arg0[%[[B]], %[[H]], %[[I]], 0] [1, 1, 16, 128]
+// CHECK: tensor.extract_slice %arg1[%[[I]], 0] [16, 128]
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<1x1x16x128xf32>
+// CHECK: linalg.generic {{.*}} outs(%[[E]] : tensor<1x1x16x128xf32>)
+// CHECK-COUNT-3: linalg.generic
+// CHECK: %[[P:.*]] = linalg.generic
+// CHECK: tensor.insert_slice %[[P]] into %[[OUT]][%[[B]], %[[H]], %[[I]], 0] [1, 1, 16, 128]
+// CHECK-NOT: linalg.generic
+// CHECK: return
+func.func @softmax(%s: tensor<2x3x128x128xf32>, %mask: tensor<128x128xf32>) -> tensor<2x3x128x128xf32> {
+  %scale = arith.constant 0.125 : f32
+  %e = tensor.empty() : tensor<2x3x128x128xf32>
+  %sm = linalg.generic {indexing_maps = [affine_map<(b, h, i, j) -> (b, h, i, j)>, affine_map<(b, h, i, j) -> (i, j)>, affine_map<(b, h, i, j) -> (b, h, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %mask : tensor<2x3x128x128xf32>, tensor<128x128xf32>) outs(%e : tensor<2x3x128x128xf32>) {
+    ^bb0(%v: f32, %mv: f32, %o: f32):
+      %sv = arith.mulf %v, %scale : f32
+      %r = arith.addf %sv, %mv : f32
+      linalg.yield %r : f32
+  } -> tensor<2x3x128x128xf32>
+  %p = linalg.softmax dimension(3) ins(%sm : tensor<2x3x128x128xf32>) outs(%e : tensor<2x3x128x128xf32>) -> tensor<2x3x128x128xf32>
+  return %p : tensor<2x3x128x128xf32>
+}
+
+// -----
+
+// A layernorm of 768-wide rows: two rows per tile; the sums and the
+// normalization all in it.
+
+#te = affine_map<(t, e) -> (t, e)>
+#t = affine_map<(t, e) -> (t)>
+#e = affine_map<(t, e) -> (e)>
+// CHECK-LABEL: func.func @layernorm
+// CHECK-NOT: linalg.generic
+// CHECK: scf.for %[[T:.*]] = %c0 to %c64 step %c2 iter_args
+// CHECK: tensor.extract_slice %arg0[%[[T]], 0] [2, 768]
+// CHECK: linalg.fill {{.*}} -> tensor<2xf32>
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]
+// CHECK: tensor.insert_slice
+// CHECK-NOT: linalg.generic
+// CHECK: return
+func.func @layernorm(%x: tensor<64x768xf32>, %g: tensor<768xf32>) -> tensor<64x768xf32> {
+  %zero = arith.constant 0.0 : f32
+  %inv = arith.constant 0.0013020833 : f32
+  %e1 = tensor.empty() : tensor<64xf32>
+  %z1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<64xf32>) -> tensor<64xf32>
+  %sum = linalg.generic {indexing_maps = [#te, #t], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<64x768xf32>) outs(%z1 : tensor<64xf32>) {
+    ^bb0(%v: f32, %acc: f32):
+      %s = arith.addf %v, %acc : f32
+      linalg.yield %s : f32
+  } -> tensor<64xf32>
+  %z2 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<64xf32>) -> tensor<64xf32>
+  %sq = linalg.generic {indexing_maps = [#te, #t, #t], iterator_types = ["parallel", "reduction"]} ins(%x, %sum : tensor<64x768xf32>, tensor<64xf32>) outs(%z2 : tensor<64xf32>) {
+    ^bb0(%v: f32, %s: f32, %acc: f32):
+      %mean = arith.mulf %s, %inv : f32
+      %c = arith.subf %v, %mean : f32
+      %c2 = arith.mulf %c, %c : f32
+      %r = arith.addf %c2, %acc : f32
+      linalg.yield %r : f32
+  } -> tensor<64xf32>
+  %e2 = tensor.empty() : tensor<64x768xf32>
+  %n = linalg.generic {indexing_maps = [#te, #t, #t, #e, #te], iterator_types = ["parallel", "parallel"]} ins(%x, %sum, %sq, %g : tensor<64x768xf32>, tensor<64xf32>, tensor<64xf32>, tensor<768xf32>) outs(%e2 : tensor<64x768xf32>) {
+    ^bb0(%v: f32, %s: f32, %q: f32, %gv: f32, %o: f32):
+      %mean = arith.mulf %s, %inv : f32
+      %var = arith.mulf %q, %inv : f32
+      %rs = math.rsqrt %var : f32
+      %c = arith.subf %v, %mean : f32
+      %nv = arith.mulf %c, %rs : f32
+      %r = arith.mulf %nv, %gv : f32
+      linalg.yield %r : f32
+  } -> tensor<64x768xf32>
+  return %n : tensor<64x768xf32>
+}
+
+// -----
+
+// Left whole: a sum whose result is also returned (a use outside the
+// chain: fusing it would compute it twice), and a contraction (a GEMM for
+// tp-convert-gemm-to-blas) feeding a row-wise scale and softmax.
+
+#te2 = affine_map<(t, e) -> (t, e)>
+#t2 = affine_map<(t, e) -> (t)>
+// (The normalization alone is no chain: nothing is tiled.)
+// CHECK-LABEL: func.func @shared_sum
+// CHECK-NOT: scf.for
+// CHECK: %[[SUM:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
+// CHECK: %[[N:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]
+// CHECK: return %[[N]], %[[SUM]]
+func.func @shared_sum(%x: tensor<64x768xf32>) -> (tensor<64x768xf32>, tensor<64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e1 = tensor.empty() : tensor<64xf32>
+  %z1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<64xf32>) -> tensor<64xf32>
+  %sum = linalg.generic {indexing_maps = [#te2, #t2], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<64x768xf32>) outs(%z1 : tensor<64xf32>) {
+    ^bb0(%v: f32, %acc: f32):
+      %s = arith.addf %v, %acc : f32
+      linalg.yield %s : f32
+  } -> tensor<64xf32>
+  %e2 = tensor.empty() : tensor<64x768xf32>
+  %n = linalg.generic {indexing_maps = [#te2, #t2, #te2], iterator_types = ["parallel", "parallel"]} ins(%x, %sum : tensor<64x768xf32>, tensor<64xf32>) outs(%e2 : tensor<64x768xf32>) {
+    ^bb0(%v: f32, %s: f32, %o: f32):
+      %c = arith.subf %v, %s : f32
+      linalg.yield %c : f32
+  } -> tensor<64x768xf32>
+  return %n, %sum : tensor<64x768xf32>, tensor<64xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @scores
+// CHECK: %[[QK:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]
+// CHECK-SAME: ins(%arg0, %arg1 : tensor<3x64x16xf32>, tensor<3x64x16xf32>)
+// CHECK: scf.for
+// CHECK: tensor.extract_slice %[[QK]]
+func.func @scores(%q: tensor<3x64x16xf32>, %k: tensor<3x64x16xf32>) -> tensor<3x64x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %scale = arith.constant 0.25 : f32
+  %e = tensor.empty() : tensor<3x64x64xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<3x64x64xf32>) -> tensor<3x64x64xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(h, i, j, d) -> (h, i, d)>, affine_map<(h, i, j, d) -> (h, j, d)>, affine_map<(h, i, j, d) -> (h, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : tensor<3x64x16xf32>, tensor<3x64x16xf32>) outs(%z : tensor<3x64x64xf32>) {
+    ^bb0(%a: f32, %b: f32, %acc: f32):
+      %m = arith.mulf %a, %b : f32
+      %r = arith.addf %acc, %m : f32
+      linalg.yield %r : f32
+  } -> tensor<3x64x64xf32>
+  %sm = linalg.generic {indexing_maps = [affine_map<(h, i, j) -> (h, i, j)>, affine_map<(h, i, j) -> (h, i, j)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%s : tensor<3x64x64xf32>) outs(%e : tensor<3x64x64xf32>) {
+    ^bb0(%v: f32, %o: f32):
+      %r = arith.mulf %v, %scale : f32
+      linalg.yield %r : f32
+  } -> tensor<3x64x64xf32>
+  %p = linalg.softmax dimension(2) ins(%sm : tensor<3x64x64xf32>) outs(%e : tensor<3x64x64xf32>) -> tensor<3x64x64xf32>
+  return %p : tensor<3x64x64xf32>
+}
+
+// -----
+
+// Dynamic shapes stay as they are.
+
+// CHECK-LABEL: func.func @dynamic
+// CHECK-NOT: scf.for
+func.func @dynamic(%s: tensor<?x128xf32>) -> tensor<?x128xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %s, %c0 : tensor<?x128xf32>
+  %e = tensor.empty(%n) : tensor<?x128xf32>
+  %p = linalg.softmax dimension(1) ins(%s : tensor<?x128xf32>) outs(%e : tensor<?x128xf32>) -> tensor<?x128xf32>
+  return %p : tensor<?x128xf32>
+}
