@@ -222,11 +222,11 @@ TPRT_API void memrefCopy(int64_t elemSize, UnrankedDescriptor *src,
 extern "C" {
 
 void tprt_rt_sgemm(tprt_rank_context *ctx, int32_t trans_a, int32_t trans_b,
-                   int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
-                   const float *b, int64_t ldb, float *c, int64_t ldc,
-                   int64_t batch0, int64_t batch1, int64_t stride_a0,
-                   int64_t stride_a1, int64_t stride_b0, int64_t stride_b1,
-                   int64_t stride_c0, int64_t stride_c1) {
+                   int32_t accumulate, int64_t m, int64_t n, int64_t k,
+                   const float *a, int64_t lda, const float *b, int64_t ldb,
+                   float *c, int64_t ldc, int64_t batch0, int64_t batch1,
+                   int64_t stride_a0, int64_t stride_a1, int64_t stride_b0,
+                   int64_t stride_b1, int64_t stride_c0, int64_t stride_c1) {
   if (ctx && ctx->error)
     return;
   Clock::time_point start = Clock::now();
@@ -237,7 +237,7 @@ void tprt_rt_sgemm(tprt_rank_context *ctx, int32_t trans_a, int32_t trans_b,
                   static_cast<int>(n), static_cast<int>(k), 1.0f,
                   a + i * stride_a0 + j * stride_a1, static_cast<int>(lda),
                   b + i * stride_b0 + j * stride_b1, static_cast<int>(ldb),
-                  1.0f, c + i * stride_c0 + j * stride_c1,
+                  accumulate ? 1.0f : 0.0f, c + i * stride_c0 + j * stride_c1,
                   static_cast<int>(ldc));
   recordGemm(ctx, start, batch0 * batch1 * m * n * k);
 }
@@ -247,12 +247,13 @@ void tprt_rt_sgemm(tprt_rank_context *ctx, int32_t trans_a, int32_t trans_b,
 extern "C" {
 
 void tprt_rt_gemm_narrow(tprt_rank_context *ctx, int32_t dtype, int32_t trans_a,
-                         int32_t trans_b, int64_t m, int64_t n, int64_t k,
-                         const void *a, int64_t lda, const void *b, int64_t ldb,
-                         void *c, int64_t ldc, int64_t batch0, int64_t batch1,
-                         int64_t stride_a0, int64_t stride_a1,
-                         int64_t stride_b0, int64_t stride_b1,
-                         int64_t stride_c0, int64_t stride_c1) {
+                         int32_t trans_b, int32_t accumulate, int64_t m,
+                         int64_t n, int64_t k, const void *a, int64_t lda,
+                         const void *b, int64_t ldb, void *c, int64_t ldc,
+                         int64_t batch0, int64_t batch1, int64_t stride_a0,
+                         int64_t stride_a1, int64_t stride_b0,
+                         int64_t stride_b1, int64_t stride_c0,
+                         int64_t stride_c1) {
   if (ctx && ctx->error)
     return;
   Clock::time_point start = Clock::now();
@@ -279,13 +280,15 @@ void tprt_rt_gemm_narrow(tprt_rank_context *ctx, int32_t dtype, int32_t trans_a,
           trans_a ? widen(pa, k, m, lda) : widen(pa, m, k, lda);
       std::vector<float> fb =
           trans_b ? widen(pb, n, k, ldb) : widen(pb, k, n, ldb);
-      std::vector<float> fc = widen(pc, m, n, ldc);
+      std::vector<float> fc =
+          accumulate ? widen(pc, m, n, ldc)
+                     : std::vector<float>(static_cast<size_t>(m * n));
       cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
                   trans_b ? CblasTrans : CblasNoTrans, static_cast<int>(m),
                   static_cast<int>(n), static_cast<int>(k), 1.0f, fa.data(),
                   static_cast<int>(trans_a ? m : k), fb.data(),
-                  static_cast<int>(trans_b ? k : n), 1.0f, fc.data(),
-                  static_cast<int>(n));
+                  static_cast<int>(trans_b ? k : n), accumulate ? 1.0f : 0.0f,
+                  fc.data(), static_cast<int>(n));
       for (int64_t r = 0; r < m; ++r)
         for (int64_t q = 0; q < n; ++q)
           pc[r * ldc + q] =

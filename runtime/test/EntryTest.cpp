@@ -8,6 +8,7 @@
 
 #include "gtest/gtest.h"
 
+#include <cmath>
 #include <cstring>
 #include <mutex>
 #include <vector>
@@ -54,12 +55,19 @@ TEST(EntryTest, SgemmTransposesAndBatches) {
             }
       // One batch level as the outer one, then as the inner one.
       std::vector<float> c2 = c;
-      tprt_rt_sgemm(nullptr, ta, tb, m, n, k, a.data(), lda, b.data(), ldb,
+      tprt_rt_sgemm(nullptr, ta, tb, 1, m, n, k, a.data(), lda, b.data(), ldb,
                     c.data(), n, batch, 1, m * k, 0, k * n, 0, m * n, 0);
-      tprt_rt_sgemm(nullptr, ta, tb, m, n, k, a.data(), lda, b.data(), ldb,
+      tprt_rt_sgemm(nullptr, ta, tb, 1, m, n, k, a.data(), lda, b.data(), ldb,
                     c2.data(), n, 1, batch, 0, m * k, 0, k * n, 0, m * n);
       EXPECT_EQ(c2, want) << "trans_a " << ta << " trans_b " << tb;
       EXPECT_EQ(c, want) << "trans_a " << ta << " trans_b " << tb;
+      // Without accumulate, C's old contents (NaN here) are not read.
+      std::vector<float> c3(c.size(), std::nanf("")), fresh(c.size());
+      for (size_t i = 0; i < c.size(); ++i)
+        fresh[i] = want[i] - static_cast<float>(i % 3);
+      tprt_rt_sgemm(nullptr, ta, tb, 0, m, n, k, a.data(), lda, b.data(), ldb,
+                    c3.data(), n, batch, 1, m * k, 0, k * n, 0, m * n, 0);
+      EXPECT_EQ(c3, fresh) << "trans_a " << ta << " trans_b " << tb;
     }
   }
 }
@@ -71,8 +79,8 @@ TEST(EntryTest, NarrowGemmAccumulatesInF32) {
   uint16_t quarter = 0x3e80; // 0.25 in bf16
   std::vector<uint16_t> a(k, quarter), b(k, quarter);
   uint16_t c = 0;
-  tprt_rt_gemm_narrow(nullptr, TPRT_BF16, 0, 0, 1, 1, k, a.data(), k, b.data(),
-                      1, &c, 1, 1, 1, 0, 0, 0, 0, 0, 0);
+  tprt_rt_gemm_narrow(nullptr, TPRT_BF16, 0, 0, 1, 1, 1, k, a.data(), k,
+                      b.data(), 1, &c, 1, 1, 1, 0, 0, 0, 0, 0, 0);
   uint32_t bits = static_cast<uint32_t>(c) << 16;
   float value;
   std::memcpy(&value, &bits, 4);
@@ -80,9 +88,14 @@ TEST(EntryTest, NarrowGemmAccumulatesInF32) {
   // f16: 0.25 is 0x3400.
   std::vector<uint16_t> ha(k, 0x3400), hb(k, 0x3400);
   uint16_t hc = 0;
-  tprt_rt_gemm_narrow(nullptr, TPRT_F16, 0, 0, 1, 1, k, ha.data(), k, hb.data(),
-                      1, &hc, 1, 1, 1, 0, 0, 0, 0, 0, 0);
+  tprt_rt_gemm_narrow(nullptr, TPRT_F16, 0, 0, 1, 1, 1, k, ha.data(), k,
+                      hb.data(), 1, &hc, 1, 1, 1, 0, 0, 0, 0, 0, 0);
   EXPECT_EQ(hc, 0x4cb0); // 18.75
+  // Without accumulate C's old value (an f16 NaN) is not read.
+  uint16_t nan = 0x7e00;
+  tprt_rt_gemm_narrow(nullptr, TPRT_F16, 0, 0, 0, 1, 1, k, ha.data(), k,
+                      hb.data(), 1, &nan, 1, 1, 1, 0, 0, 0, 0, 0, 0);
+  EXPECT_EQ(nan, 0x4cb0);
 }
 
 class EntryTest : public ::testing::TestWithParam<std::shared_ptr<Harness>> {};

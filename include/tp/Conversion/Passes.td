@@ -32,7 +32,7 @@ def RecordManifestPass : Pass<"tp-record-manifest", "::mlir::ModuleOp"> {
 
     ```
     tprt-manifest 4
-    abi 2
+    abi 3
     target cpu
     func "f" 1 1
     mesh "world" 1 "tp" 4
@@ -301,9 +301,13 @@ def ConvertGemmToBlasPass : Pass<"tp-convert-gemm-to-blas", "::mlir::ModuleOp"> 
     stored transposed, C may not); up to two batch loops, each with its own
     stride per operand. This pass is the CPU's target for it: f32 GEMMs
     become `tprt_rt_sgemm`, f16 and bf16 ones `tprt_rt_gemm_narrow` (f32
-    accumulation). Strided inputs are copied to contiguous buffers; other
-    contractions (strided outputs, other element types, loops that do not
-    form matrices) are left to the loop lowering.
+    accumulation). The GEMM adds into C (`accumulate` 1), unless C is a
+    fresh buffer whose first use is a zero `linalg.fill` (as
+    `matmul(A, B, fill(0))` bufferizes): then the fill goes and the GEMM
+    overwrites C (`accumulate` 0), one pass over C less. Strided inputs are
+    copied to contiguous buffers; other contractions (strided outputs, other
+    element types, loops that do not form matrices) are left to the loop
+    lowering.
 
     Example:
 
@@ -312,13 +316,13 @@ def ConvertGemmToBlasPass : Pass<"tp-convert-gemm-to-blas", "::mlir::ModuleOp"> 
                   outs(%c : memref<16x128xf32>)
     ```
 
-    becomes (transA, transB, M, N, K, A, lda, B, ldb, C, ldc, then the batch
-    sizes and strides)
+    becomes (transA, transB, accumulate, M, N, K, A, lda, B, ldb, C, ldc,
+    then the batch sizes and strides)
 
     ```mlir
-    func.call @tprt_rt_sgemm(%ctx, %c0_i32, %c0_i32, %c16, %c128, %c512,
-        %pa, %c512, %pb, %c128, %pc, %c128, %c1, %c1, %c0, %c0, %c0, %c0,
-        %c0, %c0) : (...) -> ()
+    func.call @tprt_rt_sgemm(%ctx, %c0_i32, %c0_i32, %c1_i32, %c16, %c128,
+        %c512, %pa, %c512, %pb, %c128, %pc, %c128, %c1, %c1, %c0, %c0, %c0,
+        %c0, %c0, %c0) : (...) -> ()
     ```
 
     and the per-head score contraction of attention,

@@ -16,7 +16,10 @@
 //    M x K (or K x M: transposed), B is K x N (or N x K), C is M x N. At most
 //    two batch loops, each with its own stride in every operand.
 // 3. convertGemms makes strided inputs contiguous (copies), leaves strided
-//    outputs to the loops, and lets the target emit the call.
+//    outputs to the loops, and lets the target emit the call. Where C is a
+//    fresh buffer whose first use zeroes it (linalg.fill 0, as every
+//    `matmul(A, B, fill(0))` bufferizes), the fill goes and the GEMM
+//    overwrites C instead of adding to it: one pass over C less.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,6 +29,7 @@
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/AffineExpr.h"
+#include "mlir/IR/Matchers.h"
 
 using namespace mlir;
 using namespace mlir::tp;
@@ -170,6 +174,41 @@ std::optional<Gemm> mlir::tp::matchGemm(linalg::LinalgOp op) {
   return gemm;
 }
 
+namespace {
+
+/// The fill that zeroes `c` just before `gemm` reads it: `c` is a fresh
+/// buffer of this function whose first use is that fill, in `gemm`'s block,
+/// and no other use of `c` comes before `gemm`. Null if there is none.
+linalg::FillOp zeroingFill(Value c, Operation *gemm) {
+  if (!c.getDefiningOp<memref::AllocOp>() &&
+      !c.getDefiningOp<memref::AllocaOp>())
+    return nullptr;
+  linalg::FillOp fill;
+  for (Operation *user : c.getUsers()) {
+    if (user == gemm)
+      continue;
+    if (user->getBlock() != gemm->getBlock())
+      return nullptr;
+    if (!user->isBeforeInBlock(gemm))
+      continue;
+    auto candidate = dyn_cast<linalg::FillOp>(user);
+    if (fill || !candidate || candidate.getOutputs()[0] != c)
+      return nullptr;
+    fill = candidate;
+  }
+  if (!fill)
+    return nullptr;
+  Attribute value;
+  if (!matchPattern(fill.getInputs()[0], m_Constant(&value)))
+    return nullptr;
+  auto zero = dyn_cast<FloatAttr>(value);
+  if (!zero || !zero.getValue().isZero())
+    return nullptr;
+  return fill;
+}
+
+} // namespace
+
 int64_t mlir::tp::convertGemms(func::FuncOp func, const GemmTarget &target) {
   if (func.isExternal() || func.getNumArguments() == 0)
     return 0;
@@ -187,9 +226,13 @@ int64_t mlir::tp::convertGemms(func::FuncOp func, const GemmTarget &target) {
       continue; // strided output: loops
     Location loc = op.getLoc();
     OpBuilder b(op);
+    linalg::FillOp fill = zeroingFill(c, op);
     Value a = contiguousBuffer(b, loc, op.getDpsInputs()[0]);
     Value bm = contiguousBuffer(b, loc, op.getDpsInputs()[1]);
-    target.emitGemm(b, loc, rankContext, gemm, a, bm, c);
+    target.emitGemm(b, loc, rankContext, gemm, a, bm, c,
+                    /*accumulate=*/!fill);
+    if (fill)
+      fill->erase();
     if (a != op.getDpsInputs()[0])
       memref::DeallocOp::create(b, loc, a);
     if (bm != op.getDpsInputs()[1])

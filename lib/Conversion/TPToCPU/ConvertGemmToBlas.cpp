@@ -5,8 +5,10 @@
 //===----------------------------------------------------------------------===//
 //
 // The CPU's GemmTarget: every GEMM the shared recogniser finds (Gemm.h) on
-// f32 becomes tprt_rt_sgemm(ctx, transA, transB, M, N, K, A, lda, B, ldb, C,
-// ldc, batch0, batch1, strides...): C += op(A) op(B); f16 and bf16 go to
+// f32 becomes tprt_rt_sgemm(ctx, transA, transB, accumulate, M, N, K, A,
+// lda, B, ldb, C, ldc, batch0, batch1, strides...): C += op(A) op(B), or
+// C = op(A) op(B) where C's zeroing fill was dropped (accumulate 0); f16 and
+// bf16 go to
 // tprt_rt_gemm_narrow, which takes the dtype after the context and
 // accumulates in f32.
 //
@@ -41,16 +43,16 @@ public:
   }
 
   void emitGemm(OpBuilder &b, Location loc, Value rankContext, const Gemm &g,
-                Value a, Value bm, Value c) const override {
+                Value a, Value bm, Value c, bool accumulate) const override {
     MLIRContext *ctx = b.getContext();
     Type ptr = LLVM::LLVMPointerType::get(ctx);
     Type i64 = b.getI64Type(), i32 = b.getI32Type();
     bool narrow = !g.elementType.isF32();
     // tprt_rt_sgemm, or tprt_rt_gemm_narrow (f16/bf16 storage, f32
     // accumulation), which takes the dtype code after the context.
-    SmallVector<Type> inputs = {ptr, i32, i32, i64, i64, i64, ptr,
-                                i64, ptr, i64, ptr, i64, i64, i64,
-                                i64, i64, i64, i64, i64, i64};
+    SmallVector<Type> inputs = {ptr, i32, i32, i32, i64, i64, i64,
+                                ptr, i64, ptr, i64, ptr, i64, i64,
+                                i64, i64, i64, i64, i64, i64, i64};
     if (narrow)
       inputs.insert(inputs.begin() + 1, i32);
     func::FuncOp callee = declareRuntimeFunction(
@@ -65,6 +67,7 @@ public:
     SmallVector<Value> args = {rankContext,
                                constant(g.a.transposed, i32),
                                constant(g.b.transposed, i32),
+                               constant(accumulate, i32),
                                constant(g.m, i64),
                                constant(g.n, i64),
                                constant(g.k, i64),

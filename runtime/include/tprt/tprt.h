@@ -381,29 +381,29 @@ TPRT_API void tprt_rt_all_to_all(tprt_rank_context *ctx, const void *in,
 TPRT_API void tprt_rt_all_slice(tprt_rank_context *ctx, const void *in,
                                 void *out, const int64_t *shape, int32_t rank,
                                 int32_t dim, int32_t dtype, int64_t axes);
-/* C += op(A) * op(B), row-major f32 (OpenBLAS sgemm), for every entry of
+/* C += op(A) * op(B) (or, when `accumulate` is 0, C = op(A) * op(B), C's
+ * old contents unread), row-major f32 (OpenBLAS sgemm), for every entry of
  * a batch of up to two levels (batch0 x batch1; 1 for none): entry (i, j)
  * starts at a + i*stride_a0 + j*stride_a1 (same for b and c). op transposes
  * when trans_a / trans_b is 1; lda, ldb, ldc are the row strides of the
  * stored matrices. */
 TPRT_API void tprt_rt_sgemm(tprt_rank_context *ctx, int32_t trans_a,
-                            int32_t trans_b, int64_t m, int64_t n, int64_t k,
-                            const float *a, int64_t lda, const float *b,
-                            int64_t ldb, float *c, int64_t ldc, int64_t batch0,
-                            int64_t batch1, int64_t stride_a0,
+                            int32_t trans_b, int32_t accumulate, int64_t m,
+                            int64_t n, int64_t k, const float *a, int64_t lda,
+                            const float *b, int64_t ldb, float *c, int64_t ldc,
+                            int64_t batch0, int64_t batch1, int64_t stride_a0,
                             int64_t stride_a1, int64_t stride_b0,
                             int64_t stride_b1, int64_t stride_c0,
                             int64_t stride_c1);
 /* The same GEMM on f16 (dtype TPRT_F16) or bf16 (TPRT_BF16) storage,
  * accumulated in f32: each matrix is widened, multiplied by sgemm, and C is
  * rounded back once. */
-TPRT_API void
-tprt_rt_gemm_narrow(tprt_rank_context *ctx, int32_t dtype, int32_t trans_a,
-                    int32_t trans_b, int64_t m, int64_t n, int64_t k,
-                    const void *a, int64_t lda, const void *b, int64_t ldb,
-                    void *c, int64_t ldc, int64_t batch0, int64_t batch1,
-                    int64_t stride_a0, int64_t stride_a1, int64_t stride_b0,
-                    int64_t stride_b1, int64_t stride_c0, int64_t stride_c1);
+TPRT_API void tprt_rt_gemm_narrow(
+    tprt_rank_context *ctx, int32_t dtype, int32_t trans_a, int32_t trans_b,
+    int32_t accumulate, int64_t m, int64_t n, int64_t k, const void *a,
+    int64_t lda, const void *b, int64_t ldb, void *c, int64_t ldc,
+    int64_t batch0, int64_t batch1, int64_t stride_a0, int64_t stride_a1,
+    int64_t stride_b0, int64_t stride_b1, int64_t stride_c0, int64_t stride_c1);
 /* This rank's position in its group over `axes`. */
 TPRT_API int64_t tprt_rt_axis_index(tprt_rank_context *ctx, int64_t axes);
 /* Memory for the program's own buffers, where the rank's backend keeps
@@ -437,7 +437,7 @@ TPRT_API int64_t tprt_pack_axes(const tprt_axes *axes);
  * their offsets in this struct; a program records the ABI version it was
  * compiled for in its manifest and loads only into a runtime of that
  * version. New entry points are appended (and bump the version). */
-#define TPRT_RT_ABI_VERSION 2
+#define TPRT_RT_ABI_VERSION 3
 
 typedef struct tprt_rt_table {
   int64_t abi_version; /* TPRT_RT_ABI_VERSION */
@@ -453,14 +453,15 @@ typedef struct tprt_rt_table {
   void (*all_slice)(tprt_rank_context *, const void *, void *, const int64_t *,
                     int32_t, int32_t, int32_t, int64_t);
   int64_t (*axis_index)(tprt_rank_context *, int64_t);
-  void (*sgemm)(tprt_rank_context *, int32_t, int32_t, int64_t, int64_t,
-                int64_t, const float *, int64_t, const float *, int64_t,
-                float *, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
-                int64_t, int64_t, int64_t);
-  void (*gemm_narrow)(tprt_rank_context *, int32_t, int32_t, int32_t, int64_t,
-                      int64_t, int64_t, const void *, int64_t, const void *,
-                      int64_t, void *, int64_t, int64_t, int64_t, int64_t,
-                      int64_t, int64_t, int64_t, int64_t, int64_t);
+  /* Version 3: `accumulate` after trans_b. */
+  void (*sgemm)(tprt_rank_context *, int32_t, int32_t, int32_t, int64_t,
+                int64_t, int64_t, const float *, int64_t, const float *,
+                int64_t, float *, int64_t, int64_t, int64_t, int64_t, int64_t,
+                int64_t, int64_t, int64_t, int64_t);
+  void (*gemm_narrow)(tprt_rank_context *, int32_t, int32_t, int32_t, int32_t,
+                      int64_t, int64_t, int64_t, const void *, int64_t,
+                      const void *, int64_t, void *, int64_t, int64_t, int64_t,
+                      int64_t, int64_t, int64_t, int64_t, int64_t, int64_t);
   /* Version 2. */
   void *(*alloc)(tprt_rank_context *, int64_t);
   void (*free)(tprt_rank_context *, void *);

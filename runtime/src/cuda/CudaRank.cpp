@@ -334,18 +334,18 @@ void cudaLaunch(tprt_rank_context *ctx, const void *image, int64_t imageSize,
 /// cuBLAS is column-major, so it computes C^T = op(B)^T op(A)^T, which reads
 /// the same memory. batch1 entries at once (strided), batch0 in a loop.
 tprt_status gemm(CudaRank &r, cudaDataType type, size_t elemSize,
-                 int32_t transA, int32_t transB, int64_t m, int64_t n,
-                 int64_t k, const void *a, int64_t lda, const void *b,
-                 int64_t ldb, void *c, int64_t ldc, int64_t batch0,
-                 int64_t batch1, int64_t strideA0, int64_t strideA1,
-                 int64_t strideB0, int64_t strideB1, int64_t strideC0,
-                 int64_t strideC1) {
+                 int32_t transA, int32_t transB, int32_t accumulate, int64_t m,
+                 int64_t n, int64_t k, const void *a, int64_t lda,
+                 const void *b, int64_t ldb, void *c, int64_t ldc,
+                 int64_t batch0, int64_t batch1, int64_t strideA0,
+                 int64_t strideA1, int64_t strideB0, int64_t strideB1,
+                 int64_t strideC0, int64_t strideC1) {
   for (int64_t v : {m, n, k, lda, ldb, ldc, batch1})
     if (v < 0 || v > INT_MAX)
       return error(TPRT_INVALID_ARGUMENT, "rank ", r.rank,
                    ": GEMM size or leading dimension ", v,
                    " does not fit cuBLAS's int");
-  const float one = 1.0f;
+  const float one = 1.0f, beta = accumulate ? 1.0f : 0.0f;
   cublasOperation_t opA = transA ? CUBLAS_OP_T : CUBLAS_OP_N;
   cublasOperation_t opB = transB ? CUBLAS_OP_T : CUBLAS_OP_N;
   for (int64_t i = 0; i < batch0; ++i) {
@@ -356,7 +356,7 @@ tprt_status gemm(CudaRank &r, cudaDataType type, size_t elemSize,
             r.blas->cublasGemmStridedBatchedEx(
                 r.handle, opB, opA, static_cast<int>(n), static_cast<int>(m),
                 static_cast<int>(k), &one, pb, type, static_cast<int>(ldb),
-                strideB1, pa, type, static_cast<int>(lda), strideA1, &one, pc,
+                strideB1, pa, type, static_cast<int>(lda), strideA1, &beta, pc,
                 type, static_cast<int>(ldc), strideC1, static_cast<int>(batch1),
                 CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
             "cublasGemmStridedBatchedEx"))
@@ -366,17 +366,17 @@ tprt_status gemm(CudaRank &r, cudaDataType type, size_t elemSize,
 }
 
 void cudaSgemm(tprt_rank_context *ctx, int32_t transA, int32_t transB,
-               int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
-               const float *b, int64_t ldb, float *c, int64_t ldc,
-               int64_t batch0, int64_t batch1, int64_t strideA0,
-               int64_t strideA1, int64_t strideB0, int64_t strideB1,
-               int64_t strideC0, int64_t strideC1) {
+               int32_t accumulate, int64_t m, int64_t n, int64_t k,
+               const float *a, int64_t lda, const float *b, int64_t ldb,
+               float *c, int64_t ldc, int64_t batch0, int64_t batch1,
+               int64_t strideA0, int64_t strideA1, int64_t strideB0,
+               int64_t strideB1, int64_t strideC0, int64_t strideC1) {
   Clock::time_point start = Clock::now();
   CudaRank::Span span = rankOf(ctx).begin(CudaRank::Gemm);
   guarded(ctx, [&] {
-    return gemm(rankOf(ctx), CUDA_R_32F, sizeof(float), transA, transB, m, n, k,
-                a, lda, b, ldb, c, ldc, batch0, batch1, strideA0, strideA1,
-                strideB0, strideB1, strideC0, strideC1);
+    return gemm(rankOf(ctx), CUDA_R_32F, sizeof(float), transA, transB,
+                accumulate, m, n, k, a, lda, b, ldb, c, ldc, batch0, batch1,
+                strideA0, strideA1, strideB0, strideB1, strideC0, strideC1);
   });
   rankOf(ctx).end(span);
   // Enqueue time: the GEMM itself runs on the stream (its device time is the
@@ -385,11 +385,12 @@ void cudaSgemm(tprt_rank_context *ctx, int32_t transA, int32_t transB,
 }
 
 void cudaGemmNarrow(tprt_rank_context *ctx, int32_t dtype, int32_t transA,
-                    int32_t transB, int64_t m, int64_t n, int64_t k,
-                    const void *a, int64_t lda, const void *b, int64_t ldb,
-                    void *c, int64_t ldc, int64_t batch0, int64_t batch1,
-                    int64_t strideA0, int64_t strideA1, int64_t strideB0,
-                    int64_t strideB1, int64_t strideC0, int64_t strideC1) {
+                    int32_t transB, int32_t accumulate, int64_t m, int64_t n,
+                    int64_t k, const void *a, int64_t lda, const void *b,
+                    int64_t ldb, void *c, int64_t ldc, int64_t batch0,
+                    int64_t batch1, int64_t strideA0, int64_t strideA1,
+                    int64_t strideB0, int64_t strideB1, int64_t strideC0,
+                    int64_t strideC1) {
   Clock::time_point start = Clock::now();
   CudaRank::Span span = rankOf(ctx).begin(CudaRank::Gemm);
   guarded(ctx, [&]() -> tprt_status {
@@ -397,8 +398,9 @@ void cudaGemmNarrow(tprt_rank_context *ctx, int32_t dtype, int32_t transA,
       return error(TPRT_INVALID_ARGUMENT, "tprt_rt_gemm_narrow: dtype ", dtype,
                    " is not f16 or bf16");
     return gemm(rankOf(ctx), dtype == TPRT_F16 ? CUDA_R_16F : CUDA_R_16BF, 2,
-                transA, transB, m, n, k, a, lda, b, ldb, c, ldc, batch0, batch1,
-                strideA0, strideA1, strideB0, strideB1, strideC0, strideC1);
+                transA, transB, accumulate, m, n, k, a, lda, b, ldb, c, ldc,
+                batch0, batch1, strideA0, strideA1, strideB0, strideB1,
+                strideC0, strideC1);
   });
   rankOf(ctx).end(span);
   recordGemm(ctx, start, batch0 * batch1 * m * n * k);

@@ -2,9 +2,10 @@
 
 // Tests that f32 contractions become tprt_rt_sgemm calls (f16/bf16:
 // tprt_rt_gemm_narrow, accumulating in f32) with the right
-// transposes, sizes, leading dimensions and batch strides; that strided
-// inputs are copied; that strided outputs and integer types are left to the
-// loops.
+// transposes, sizes, leading dimensions and batch strides; that a fresh
+// output zeroed just before is overwritten instead (accumulate 0, the fill
+// gone); that strided inputs are copied; that strided outputs and integer
+// types are left to the loops.
 
 #a_t = affine_map<(m, n, k) -> (k, m)>
 #b = affine_map<(m, n, k) -> (k, n)>
@@ -21,26 +22,27 @@ func.func @gemms(%ctx: !llvm.ptr, %a: memref<16x512xf32>, %b: memref<512x128xf32
                  %ba: memref<4x8x32xf32>, %bb: memref<4x32x16xf32>, %bc: memref<4x8x16xf32>) {
   // Plain: M=16 N=128 K=512, lda=512 ldb=128 ldc=128, no batch.
   // CHECK-DAG: %[[F:.*]] = arith.constant 0 : i32
+  // CHECK-DAG: %[[T:.*]] = arith.constant 1 : i32
   // CHECK-DAG: %[[M:.*]] = arith.constant 16 : i64
   // CHECK-DAG: %[[N:.*]] = arith.constant 128 : i64
   // CHECK-DAG: %[[K:.*]] = arith.constant 512 : i64
   // CHECK-DAG: %[[ONE:.*]] = arith.constant 1 : i64
   // CHECK-DAG: %[[ZERO:.*]] = arith.constant 0 : i64
-  // CHECK: call @tprt_rt_sgemm(%[[CTX]], %[[F]], %[[F]], %[[M]], %[[N]], %[[K]], %{{.*}}, %[[K]], %{{.*}}, %[[N]], %{{.*}}, %[[N]], %[[ONE]], %[[ONE]], %[[ZERO]], %[[ZERO]], %[[ZERO]], %[[ZERO]], %[[ZERO]], %[[ZERO]])
+  // (C is the caller's: accumulated into.)
+  // CHECK: call @tprt_rt_sgemm(%[[CTX]], %[[F]], %[[F]], %[[T]], %[[M]], %[[N]], %[[K]], %{{.*}}, %[[K]], %{{.*}}, %[[N]], %{{.*}}, %[[N]], %[[ONE]], %[[ONE]], %[[ZERO]], %[[ZERO]], %[[ZERO]], %[[ZERO]], %[[ZERO]], %[[ZERO]])
   linalg.matmul ins(%a, %b : memref<16x512xf32>, memref<512x128xf32>) outs(%c : memref<16x128xf32>)
   // B stored transposed (N x K): ldb = K.
-  // CHECK: %[[T:.*]] = arith.constant 1 : i32
-  // CHECK: call @tprt_rt_sgemm(%[[CTX]], %[[F]], %[[T]], %[[M]], %[[N]], %[[K]], %{{.*}}, %[[K]], %{{.*}}, %[[K]],
+  // CHECK: call @tprt_rt_sgemm(%[[CTX]], %[[F]], %[[T]], %[[T]], %[[M]], %[[N]], %[[K]], %{{.*}}, %[[K]], %{{.*}}, %[[K]],
   linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, #b_t, #c]
       ins(%a, %bt : memref<16x512xf32>, memref<128x512xf32>) outs(%c : memref<16x128xf32>)
   // A stored transposed (K x M): lda = M.
-  // CHECK: call @tprt_rt_sgemm(%[[CTX]], %[[T]], %[[F]], %[[M]], %[[N]], %[[K]], %{{.*}}, %[[M]],
+  // CHECK: call @tprt_rt_sgemm(%[[CTX]], %[[T]], %[[F]], %[[T]], %[[M]], %[[N]], %[[K]], %{{.*}}, %[[M]],
   linalg.matmul indexing_maps = [#a_t, #b, #c]
       ins(%at, %b : memref<512x16xf32>, memref<512x128xf32>) outs(%c : memref<16x128xf32>)
   // Batched: 4 entries, strides 8*32, 32*16, 8*16.
   // CHECK-DAG: %[[B4:.*]] = arith.constant 4 : i64
   // CHECK-DAG: %[[SA:.*]] = arith.constant 256 : i64
-  // CHECK: call @tprt_rt_sgemm(%[[CTX]], %[[F]], %[[F]], {{.*}}, %[[B4]], %[[ONE]], %[[SA]], %[[ZERO]], %[[K]], %[[ZERO]], %[[N]], %[[ZERO]])
+  // CHECK: call @tprt_rt_sgemm(%[[CTX]], %[[F]], %[[F]], %[[T]], {{.*}}, %[[B4]], %[[ONE]], %[[SA]], %[[ZERO]], %[[K]], %[[ZERO]], %[[N]], %[[ZERO]])
   linalg.batch_matmul ins(%ba, %bb : memref<4x8x32xf32>, memref<4x32x16xf32>) outs(%bc : memref<4x8x16xf32>)
   // CHECK-NOT: linalg.matmul
   // CHECK-NOT: linalg.batch_matmul
@@ -60,7 +62,7 @@ func.func @gemms(%ctx: !llvm.ptr, %a: memref<16x512xf32>, %b: memref<512x128xf32
 // CHECK-DAG: %[[C4:.*]] = arith.constant 4 : i64
 // CHECK-DAG: %[[C512:.*]] = arith.constant 512 : i64
 // CHECK-DAG: %[[C256:.*]] = arith.constant 256 : i64
-// CHECK: call @tprt_rt_sgemm(%{{.*}}, %[[F]], %[[T]], %[[C8]], %[[C8]], %[[C16]], %{{.*}}, %[[C64]], %{{.*}}, %[[C64]], %{{.*}}, %[[C8]], %[[C2]], %[[C4]], %[[C512]], %[[C16]], %[[C512]], %[[C16]], %[[C256]], %[[C64]])
+// CHECK: call @tprt_rt_sgemm(%{{.*}}, %[[F]], %[[T]], %[[T]], %[[C8]], %[[C8]], %[[C16]], %{{.*}}, %[[C64]], %{{.*}}, %[[C64]], %{{.*}}, %[[C8]], %[[C2]], %[[C4]], %[[C512]], %[[C16]], %[[C512]], %[[C16]], %[[C256]], %[[C64]])
 func.func @attention_scores(%ctx: !llvm.ptr, %q: memref<2x8x4x16xf32>, %k: memref<2x8x4x16xf32>, %s: memref<2x4x8x8xf32>) {
   linalg.generic {indexing_maps = [#att_q, #att_k, #att_s],
                   iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
@@ -70,6 +72,42 @@ func.func @attention_scores(%ctx: !llvm.ptr, %q: memref<2x8x4x16xf32>, %k: memre
     %r = arith.addf %acc, %m : f32
     linalg.yield %r : f32
   }
+  return
+}
+
+// A fresh output whose first use zeroes it: the fill goes, the GEMM
+// overwrites (accumulate 0). Kept: a fill of another value, a fill of the
+// caller's buffer, and a fresh buffer read between its fill and the GEMM.
+// CHECK-LABEL: func.func @zeroed_outputs
+// CHECK: memref.alloc() : memref<16x128xf32>
+// CHECK-NOT: linalg.fill
+// CHECK: call @tprt_rt_sgemm(%{{.*}}, %c0_i32, %c0_i32, %c0_i32,
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : memref<16x128xf32>)
+// CHECK: call @tprt_rt_sgemm(%{{.*}}, %c0_i32, %c0_i32, %c1_i32,
+// CHECK: linalg.fill
+// CHECK: call @tprt_rt_sgemm(%{{.*}}, %c0_i32, %c0_i32, %c1_i32,
+// CHECK: linalg.fill
+// CHECK: memref.copy
+// CHECK: call @tprt_rt_sgemm(%{{.*}}, %c0_i32, %c0_i32, %c1_i32,
+func.func @zeroed_outputs(%ctx: !llvm.ptr, %a: memref<16x512xf32>, %b: memref<512x128xf32>,
+                          %out: memref<16x128xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %c = memref.alloc() : memref<16x128xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<16x128xf32>)
+  linalg.matmul ins(%a, %b : memref<16x512xf32>, memref<512x128xf32>) outs(%c : memref<16x128xf32>)
+  %d = memref.alloc() : memref<16x128xf32>
+  linalg.fill ins(%one : f32) outs(%d : memref<16x128xf32>)
+  linalg.matmul ins(%a, %b : memref<16x512xf32>, memref<512x128xf32>) outs(%d : memref<16x128xf32>)
+  linalg.fill ins(%zero : f32) outs(%out : memref<16x128xf32>)
+  linalg.matmul ins(%a, %b : memref<16x512xf32>, memref<512x128xf32>) outs(%out : memref<16x128xf32>)
+  %e = memref.alloc() : memref<16x128xf32>
+  linalg.fill ins(%zero : f32) outs(%e : memref<16x128xf32>)
+  memref.copy %e, %out : memref<16x128xf32> to memref<16x128xf32>
+  linalg.matmul ins(%a, %b : memref<16x512xf32>, memref<512x128xf32>) outs(%e : memref<16x128xf32>)
+  memref.copy %c, %out : memref<16x128xf32> to memref<16x128xf32>
+  memref.copy %d, %out : memref<16x128xf32> to memref<16x128xf32>
+  memref.copy %e, %out : memref<16x128xf32> to memref<16x128xf32>
   return
 }
 
@@ -96,5 +134,5 @@ func.func @strided(%ctx: !llvm.ptr, %a: memref<16x512xf32, strided<[1024, 1]>>, 
   linalg.matmul ins(%h, %hb : memref<16x512xf16>, memref<512x128xf16>) outs(%hc : memref<16x128xf16>)
   return
 }
-// CHECK-DAG: func.func private @tprt_rt_gemm_narrow(!llvm.ptr, i32, i32, i32,
-// CHECK-DAG: func.func private @tprt_rt_sgemm(!llvm.ptr, i32, i32, i64, i64, i64, !llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr, i64, i64, i64, i64, i64, i64, i64, i64, i64)
+// CHECK-DAG: func.func private @tprt_rt_gemm_narrow(!llvm.ptr, i32, i32, i32, i32, i64,
+// CHECK-DAG: func.func private @tprt_rt_sgemm(!llvm.ptr, i32, i32, i32, i64, i64, i64, !llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr, i64, i64, i64, i64, i64, i64, i64, i64, i64)

@@ -58,11 +58,13 @@ public:
   virtual ~GemmTarget();
   /// Whether the target multiplies this element type (others stay loops).
   virtual bool supportsElementType(Type type) const = 0;
-  /// Emits C += op(A) op(B). `a`, `b` and `c` are buffers with identity
-  /// layouts (the driver makes strided inputs contiguous); `rankContext` is
-  /// the function's rank context.
+  /// Emits C += op(A) op(B), or C = op(A) op(B) unless `accumulate` (C
+  /// was just zeroed, and the zeroing is gone). `a`, `b` and `c` are
+  /// buffers with identity layouts (the driver makes strided inputs
+  /// contiguous); `rankContext` is the function's rank context.
   virtual void emitGemm(OpBuilder &builder, Location loc, Value rankContext,
-                        const Gemm &gemm, Value a, Value b, Value c) const = 0;
+                        const Gemm &gemm, Value a, Value b, Value c,
+                        bool accumulate) const = 0;
 };
 
 /// Replaces every GEMM of `func` that `target` supports by its call (see
