@@ -18,7 +18,7 @@ Two measures, per N:
   different programs: tp-mlir's is already clean).
 - with --callgrind, instructions executed inside mlir::PassManager::run (valgrind
   callgrind, deterministic; slow at large N): the same two comparisons, in instructions
-  per op.
+  per op (tp-mlir's "+canon" is --tp-spmd as users run it).
 
 Then the ratio (upstream / tp-mlir, per op: higher is better for tp-mlir), the whole
 process's wall time of each (start-up, parsing, the passes, printing; best of --repeat;
@@ -170,8 +170,10 @@ def main():
         for n, ops, ours, theirs in files:
             row = []
             for canonicalize in (False, True):
-                tp_cmd = [args.tp_opt, ours, pipeline(TP_PASSES, canonicalize), "-o",
-                          os.devnull] + extra
+                # With canonicalize: --tp-spmd itself (its canonicalize is one sweep).
+                tp_cmd = [args.tp_opt, ours,
+                          "--tp-spmd" if canonicalize else pipeline(TP_PASSES, False),
+                          "-o", os.devnull] + extra
                 up_cmd = [args.mlir_opt, theirs, pipeline(UPSTREAM_PASSES, canonicalize),
                           "-o", os.devnull] + extra
                 a, b = pass_instructions(tp_cmd), pass_instructions(up_cmd)

@@ -85,3 +85,28 @@ func.func @duplicates(%x: tensor<16x512xf32>) -> (tensor<16x512xf32>, tensor<16x
   %b = tp.all_reduce sum %x over @world ["tp"] : tensor<16x512xf32>
   return %a, %b : tensor<16x512xf32>, tensor<16x512xf32>
 }
+
+// -----
+
+// Tests that collectives over a group of one device (axes of size 1) are
+// their operands, and that a group with another axis of size 2 is kept.
+
+tp.mesh @one ["dp" = 2, "tp" = 1]
+
+// CHECK-LABEL: func.func @group_of_one
+// CHECK-SAME: (%[[X:.*]]: tensor<16x512xf32>)
+// CHECK-NOT: tp.all_gather
+// CHECK-NOT: tp.reduce_scatter
+// CHECK-NOT: tp.all_to_all
+// CHECK-NOT: tp.all_slice
+// CHECK: %[[K:.*]] = tp.all_reduce sum %[[X]] over @one ["dp", "tp"]
+// CHECK-NEXT: return %[[X]], %[[X]], %[[X]], %[[X]], %[[X]], %[[K]]
+func.func @group_of_one(%x: tensor<16x512xf32>) -> (tensor<16x512xf32>, tensor<16x512xf32>, tensor<16x512xf32>, tensor<16x512xf32>, tensor<16x512xf32>, tensor<16x512xf32>) attributes {tp.spmd = @one} {
+  %a = tp.all_reduce sum %x over @one ["tp"] : tensor<16x512xf32>
+  %b = tp.all_gather %x over @one ["tp"] dim 1 : tensor<16x512xf32> -> tensor<16x512xf32>
+  %c = tp.reduce_scatter sum %x over @one ["tp"] dim 0 : tensor<16x512xf32> -> tensor<16x512xf32>
+  %d = tp.all_to_all %x over @one ["tp"] split 0 concat 1 : tensor<16x512xf32> -> tensor<16x512xf32>
+  %e = tp.all_slice %x over @one ["tp"] dim 0 : tensor<16x512xf32> -> tensor<16x512xf32>
+  %k = tp.all_reduce sum %x over @one ["dp", "tp"] : tensor<16x512xf32>
+  return %a, %b, %c, %d, %e, %k : tensor<16x512xf32>, tensor<16x512xf32>, tensor<16x512xf32>, tensor<16x512xf32>, tensor<16x512xf32>, tensor<16x512xf32>
+}

@@ -5,8 +5,9 @@
 //===----------------------------------------------------------------------===//
 //
 // 1. Patterns: all_reduce + all_slice -> reduce_scatter; all_gather +
-//    all_slice -> nothing; all_slice + all_gather -> nothing. The greedy
-//    driver also erases collectives left without uses (they are Pure).
+//    all_slice -> nothing; all_slice + all_gather -> nothing; a collective
+//    over a group of one device -> its operand. The greedy driver also
+//    erases collectives left without uses (they are Pure).
 // 2. Identical collectives of one value (same op, operand and attributes)
 //    are merged, block by block.
 //
@@ -82,6 +83,24 @@ struct SliceThenGather : public OpRewritePattern<AllGatherOp> {
   }
 };
 
+/// A collective over a group of one device (axes of size 1: a mesh of one
+/// device, or a tp=1 plan) is the identity.
+template <typename OpTy> struct GroupOfOne : public OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    if (op.hasBufferSemantics() ||
+        op.getInput().getType() != op.getResult().getType())
+      return rewriter.notifyMatchFailure(op, "not a tensor identity");
+    auto mesh =
+        SymbolTable::lookupNearestSymbolFrom<MeshOp>(op, op.getMeshAttr());
+    if (!mesh || op.getGroupSize(mesh) != 1)
+      return rewriter.notifyMatchFailure(op, "a group of several devices");
+    rewriter.replaceOp(op, op.getInput());
+    return success();
+  }
+};
+
 bool isCollective(Operation *op) {
   return isa<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp, AllSliceOp,
              AxisIndexOp>(op);
@@ -142,8 +161,10 @@ struct OptimizeCollectivesPass
     // what they create) rather than walking every op with a rewrite driver.
     collectives = collectCollectives(getOperation());
     RewritePatternSet patterns(&getContext());
-    patterns.add<AllReduceThenSlice, GatherThenSlice, SliceThenGather>(
-        &getContext());
+    patterns.add<AllReduceThenSlice, GatherThenSlice, SliceThenGather,
+                 GroupOfOne<AllReduceOp>, GroupOfOne<AllGatherOp>,
+                 GroupOfOne<ReduceScatterOp>, GroupOfOne<AllToAllOp>,
+                 GroupOfOne<AllSliceOp>>(&getContext());
     GreedyRewriteConfig config;
     config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
     bool rewritten = false;

@@ -232,6 +232,8 @@ def OptimizeCollectivesPass : Pass<"tp-optimize-collectives"> {
     - `all_slice` then `all_gather` over the same axes and dimension of a
       value that was replicated -> that value;
     - two identical collectives of one value -> one;
+    - a collective over a group of one device (its axes all of size 1: a
+      plan for one device) -> its operand;
     - a collective whose result is unused -> gone.
 
     Example:
