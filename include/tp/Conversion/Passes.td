@@ -166,7 +166,9 @@ def FuseReductionsPass : Pass<"tp-fuse-reductions", "::mlir::ModuleOp"> {
     takes as many rows as fit in about 8 KiB), and its producers in the
     chain are fused into the tile (upstream's tile-and-fuse through
     `TilingInterface`): the activations are read from memory once and every
-    intermediate is a tile-sized buffer that stays in cache.
+    intermediate is a tile-sized buffer that stays in cache. The tiles'
+    unit dimensions are dropped (fewer loops for LLVM: without that, the
+    tiling cost 28% more compile time on a 4-layer GPT).
 
     A producer joins the chain only if every use of it is in the chain and
     reads it along the rows: nothing is computed twice, and GEMMs are never
@@ -181,7 +183,8 @@ def FuseReductionsPass : Pass<"tp-fuse-reductions", "::mlir::ModuleOp"> {
     scf.for %b = %c0 to %c4 step %c1 iter_args(%o0 = %out) -> (tensor<4x12x128x128xf32>) {
       scf.for %h = %c0 to %c12 step %c1 iter_args(%o1 = %o0) -> (tensor<4x12x128x128xf32>) {
         scf.for %i = %c0 to %c128 step %c16 iter_args(%o2 = %o1) -> (tensor<4x12x128x128xf32>) {
-          // max, subtract-exp, sum and divide on tensor<1x1x16x128xf32> tiles
+          // scale-and-mask, max, subtract-exp, sum and divide on
+          // tensor<16x128xf32> tiles (the tiles' unit dimensions dropped)
           %t = tensor.insert_slice %quotient into %o2[%b, %h, %i, 0] [1, 1, 16, 128] [1, 1, 1, 1]
           scf.yield %t : tensor<4x12x128x128xf32>
         }

@@ -22,6 +22,7 @@
 #include "tp/Conversion/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
@@ -232,6 +233,19 @@ struct FuseReductionsPass
     // and a producer fused along two slices of one tile is computed once.
     RewritePatternSet patterns(&getContext());
     tensor::populateFoldTensorEmptyPatterns(patterns);
+    // The tiles' unit dimensions (one row of each leading loop) go: fewer
+    // loops for LLVM to analyse.
+    linalg::ControlDropUnitDims unitDims;
+    unitDims.rankReductionStrategy =
+        linalg::ControlDropUnitDims::RankReductionStrategy::ExtractInsertSlice;
+    unitDims.controlFn = [](Operation *op) -> SmallVector<unsigned> {
+      auto generic = dyn_cast<linalg::GenericOp>(op);
+      if (!generic || !op->getParentOfType<scf::ForOp>())
+        return {};
+      return llvm::to_vector(llvm::seq<unsigned>(0, generic.getNumLoops()));
+    };
+    linalg::populateFoldUnitExtentDimsPatterns(patterns, unitDims);
+    tensor::populateMergeConsecutiveInsertExtractSlicePatterns(patterns);
     tensor::ExtractSliceOp::getCanonicalizationPatterns(patterns,
                                                         &getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
