@@ -704,6 +704,8 @@ tprt_status runDistributed(tprt_session *session, const tprt_program *program,
       // Only rank 0 keeps its own buffers.
       buffers[r].clear();
       buffers[r].shrink_to_fit();
+      state->pointers[r].clear();
+      state->sizes[r].clear();
     }
     if (bad)
       return bad;
