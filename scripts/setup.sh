@@ -11,6 +11,8 @@ PACKAGES=(
   cmake ninja-build ccache g++ pkg-config
   # CPU GEMM and multi-process runs.
   libopenblas-dev libopenmpi-dev openmpi-bin
+  # Automatic planning's integer programmes (COIN-OR CBC).
+  coinor-libcbc-dev
   # C++ unit tests.
   googletest libgtest-dev
   # Python side (with /usr/bin/python3).

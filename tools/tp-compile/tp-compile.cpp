@@ -23,10 +23,11 @@
 // An input ending in `.ll` is LLVM IR of a program (--emit=llvm, perhaps
 // edited by hand): it goes through steps 3 and 4 only.
 //
-// --sequence-parallel and --replicate-open-boundaries are --tp-spmd's
-// options; --unsharded strips every sharding first (the one-device
-// reference); --reference lowers without the project's fusion, math
-// approximations and BLAS calls (tp-run --verify's independent reference);
+// --sequence-parallel, --replicate-open-boundaries and --auto-plan (with
+// --memory-per-device and --cost-model) are --tp-spmd's options; --unsharded
+// strips every sharding first (the one-device reference); --reference lowers
+// without the project's fusion, math approximations and BLAS calls (tp-run
+// --verify's independent reference);
 // --emit=mlir|llvm|obj|so stops after the named stage. Exit codes: 0 on
 // success, 1 when the input does not compile (with its diagnostics), 2 for
 // a bad command line or a failing tool.
@@ -124,6 +125,21 @@ cl::opt<bool> replicateOpenBoundaries(
     cl::desc("--tp-spmd's replicate-open-boundaries: unannotated arguments "
              "and results start replicated instead of open"),
     cl::init(false), cl::cat(category));
+cl::opt<bool> autoPlan(
+    "auto-plan",
+    cl::desc("--tp-spmd's auto-plan: choose every open sharding by a global "
+             "search over the modelled step time"),
+    cl::init(false), cl::cat(category));
+cl::opt<std::string> memoryPerDevice(
+    "memory-per-device",
+    cl::desc("With --auto-plan: bytes of arguments one device may hold (e.g. "
+             "80GB, 24GiB)"),
+    cl::init(""), cl::cat(category));
+cl::opt<std::string> costModel(
+    "cost-model",
+    cl::desc("With --auto-plan: the machine model, h200 (built in) or a file "
+             "in the machine-model format (docs/cost-model.md)"),
+    cl::init("h200"), cl::cat(category));
 cl::opt<bool> unsharded(
     "unsharded",
     cl::desc("Compile the model without its shardings, for one device (the "
@@ -244,11 +260,15 @@ static int lowerModel(llvm::LLVMContext &llvmContext,
     tp::SPMDPipelineOptions spmd;
     spmd.sequenceParallel = sequenceParallel;
     spmd.replicateOpenBoundaries = replicateOpenBoundaries;
+    spmd.autoPlan = autoPlan;
+    spmd.memoryPerDevice = memoryPerDevice;
+    spmd.costModel = costModel;
     tp::buildSPMDPipeline(pm, spmd);
-  } else if (sequenceParallel || replicateOpenBoundaries) {
+  } else if (sequenceParallel || replicateOpenBoundaries || autoPlan) {
     return fail("'" + inputFile +
-                "' is in local form already; --sequence-parallel and "
-                "--replicate-open-boundaries apply to global form");
+                "' is in local form already; --sequence-parallel, "
+                "--replicate-open-boundaries and --auto-plan apply to global "
+                "form");
   }
   if (target == Target::CUDA) {
     tp::LowerToCUDAOptions lowering;
@@ -341,7 +361,10 @@ int main(int argc, char **argv) {
           "printed), 2 a bad command line or a failing tool.\n",
           &llvm::errs()))
     return 2;
-  if (unsharded && (sequenceParallel || replicateOpenBoundaries))
+  if (!autoPlan &&
+      (memoryPerDevice.getNumOccurrences() || costModel.getNumOccurrences()))
+    return fail("--memory-per-device and --cost-model apply to --auto-plan");
+  if (unsharded && (sequenceParallel || replicateOpenBoundaries || autoPlan))
     return fail("--unsharded compiles without shardings; it takes no "
                 "--tp-spmd option");
   if (target == Target::CUDA && (reference || emulateGpuMapping))
@@ -362,7 +385,7 @@ int main(int argc, char **argv) {
   if (StringRef(inputFile).ends_with(".ll")) {
     // LLVM IR of a program (--emit=llvm, perhaps edited): steps 3 and 4.
     if (unsharded || reference || sequenceParallel || replicateOpenBoundaries ||
-        emit == Emit::MLIR)
+        autoPlan || emit == Emit::MLIR)
       return fail("'" + inputFile +
                   "' is LLVM IR: it is compiled and linked as it is; "
                   "--unsharded, --reference, --emit=mlir and the --tp-spmd "

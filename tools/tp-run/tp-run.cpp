@@ -139,6 +139,11 @@ const char *kHelp =
     "sequence-parallel\n"
     "  --replicate-open-boundaries  compile with --tp-spmd's\n"
     "                               replicate-open-boundaries\n"
+    "  --auto-plan                  compile with --tp-spmd's auto-plan: every\n"
+    "                               open sharding chosen by the planner\n"
+    "  --memory-per-device BYTES    with --auto-plan: the budget (e.g. 80GB)\n"
+    "  --cost-model NAME|FILE       with --auto-plan: h200 or a\n"
+    "                               machine-model file\n"
     "  --tp-compile PATH            the tp-compile to use (default: the one\n"
     "                               next to tp-run)\n"
     "  --help                       this text\n"
@@ -246,8 +251,10 @@ Options parse(int argc, char **argv) {
     } else if (a == "--repeat") {
       o.repeat = static_cast<int>(integer(i, a, 1, 1000000));
     } else if (a == "--sequence-parallel" ||
-               a == "--replicate-open-boundaries") {
+               a == "--replicate-open-boundaries" || a == "--auto-plan") {
       o.spmdOptions.push_back(a);
+    } else if (a == "--memory-per-device" || a == "--cost-model") {
+      o.spmdOptions.push_back(a + "=" + value(i, a));
     } else if (a == "--tp-compile") {
       o.tpCompile = value(i, a);
     } else if (a == "--reference") {

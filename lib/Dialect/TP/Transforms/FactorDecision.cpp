@@ -145,6 +145,17 @@ static bool isTensor(Value v) { return isa<RankedTensorType>(v.getType()); }
 
 const OpOutcome &OpDecisions::decide(Operation *op, const ShardingRule &rule,
                                      ShardingLookup shardingOf) {
+  if (plan) {
+    auto it = plan->find(op);
+    if (it != plan->end()) {
+      const OpOutcome *&outcome = planned[op];
+      if (!outcome) {
+        outcomes.push_back(makeOutcome(op, rule, it->second));
+        outcome = &outcomes.back();
+      }
+      return *outcome;
+    }
+  }
   // A decision depends on the rule (which fixes the types) and on what each
   // tensor has now; only the origins of the chosen axes are per op.
   static const char kMarkers[3] = {};

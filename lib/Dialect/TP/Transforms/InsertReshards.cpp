@@ -58,6 +58,9 @@ public:
         decisions(decider, axes), attrCache(func->getContext(), meshRef) {}
 
   LogicalResult run();
+  void setPlan(const DenseMap<Operation *, FactorDecision> *plan) {
+    decisions.setPlan(plan);
+  }
 
 private:
   LogicalResult checkMesh();
@@ -630,6 +633,9 @@ struct InsertReshardsPass
 
 LogicalResult
 mlir::tp::insertReshards(FunctionOpInterface func, MeshOp mesh,
-                         const InsertReshardsPassOptions &options) {
-  return ReshardInserter(func, mesh, options).run();
+                         const InsertReshardsPassOptions &options,
+                         const DenseMap<Operation *, FactorDecision> *plan) {
+  ReshardInserter inserter(func, mesh, options);
+  inserter.setPlan(plan);
+  return inserter.run();
 }

@@ -19,6 +19,9 @@ void mlir::tp::buildSPMDPipeline(OpPassManager &pm,
   propagate.replicateOpenBoundaries = options.replicateOpenBoundaries;
   propagate.recordOrigins = options.recordOrigins;
   propagate.sequenceParallel = options.sequenceParallel;
+  propagate.autoPlan = options.autoPlan;
+  propagate.memoryPerDevice = options.memoryPerDevice;
+  propagate.costModel = options.costModel;
   pm.addPass(createPropagatePass(propagate));
   pm.addPass(createPartitionPass());
   pm.addPass(createOptimizeCollectivesPass());

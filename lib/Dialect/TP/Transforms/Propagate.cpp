@@ -18,6 +18,10 @@
 //     open tensor that the outcome extends is updated. Updates only add axes,
 //     so the worklist empties. Splitting a reduction factor makes the op's
 //     results partial.
+//  With `auto-plan`, steps 3's fixed point is replaced by the planner
+//  (AutoPlan.h): it chooses every open argument's sharding and every op's
+//  factor split at once, and those are what is written; reshard insertion
+//  follows the plan's decisions.
 //  4. The fixed point is written (`tp.shardings` on ops, `tp.sharding` on
 //     arguments, with `record-origins` the constraint each came from), and
 //     reshard insertion (InsertReshards.cpp) makes every op's operands agree
@@ -29,6 +33,7 @@
 
 #include "tp/Dialect/TP/IR/TPInterfaces.h"
 #include "tp/Dialect/TP/IR/TPOps.h"
+#include "tp/Dialect/TP/Transforms/AutoPlan.h"
 #include "tp/Dialect/TP/Transforms/FactorDecision.h"
 #include "tp/Dialect/TP/Transforms/Structure.h"
 
@@ -75,12 +80,17 @@ public:
         meshRef(FlatSymbolRefAttr::get(mesh.getSymNameAttr())), axes(mesh),
         decisions(decider, axes), attrCache(func->getContext(), meshRef) {}
 
-  /// Runs the fixed point and writes it on the function.
-  void run();
+  /// Runs the fixed point (or, with `machine`, the planner) and writes the
+  /// result on the function.
+  LogicalResult run(MeshOp mesh, const AutoPlanOptions *autoPlan);
+  /// The plan, after run with auto-plan.
+  const FunctionPlan *getPlan() const { return plan ? &*plan : nullptr; }
 
 private:
   void seed();
   void propagate();
+  /// Sets every value's state from the planner's choice.
+  LogicalResult applyPlan(MeshOp mesh, const AutoPlanOptions &autoPlan);
   void write();
 
   /// Gives `v` the sharding `s` if it only adds axes to what `v` has.
@@ -113,6 +123,7 @@ private:
   /// FIFO of ops to visit; `queued` says which are in it.
   std::deque<Operation *> worklist;
   DenseSet<Operation *> queued;
+  std::optional<FunctionPlan> plan;
 };
 
 //===----------------------------------------------------------------------===//
@@ -309,7 +320,7 @@ void FunctionPropagator::write() {
   if (argsChanged)
     func.setAllArgAttrs(argAttrs);
   // Results that start replicated are constraints from now on.
-  if (options.replicateOpenBoundaries)
+  if (options.replicateOpenBoundaries || options.autoPlan)
     for (auto [i, constraint] : llvm::enumerate(resultConstraints))
       if (constraint && !func.getResultAttr(i, TPDialect::kShardingAttrName))
         func.setResultAttr(i, TPDialect::kShardingAttrName,
@@ -323,10 +334,62 @@ const ShardingRule *FunctionPropagator::ruleOf(Operation *op) {
   return it->second;
 }
 
-void FunctionPropagator::run() {
+LogicalResult FunctionPropagator::applyPlan(MeshOp mesh,
+                                            const AutoPlanOptions &autoPlan) {
+  PlanConstraints constraints;
+  for (BlockArgument arg : func.getArguments()) {
+    auto it = states.find(arg);
+    constraints.arguments.push_back(
+        it != states.end() && it->second.fixed
+            ? std::optional<TensorSharding>(it->second.sharding)
+            : std::nullopt);
+  }
+  // Open results are returned replicated: from now on a constraint.
+  for (auto [i, constraint] : llvm::enumerate(resultConstraints))
+    if (!constraint)
+      if (auto type = dyn_cast<RankedTensorType>(func.getResultTypes()[i])) {
+        constraint = TensorSharding::replicated(type.getRank());
+        resultConstraintOrigins[i] =
+            save(resultConstraintOrigins[i] + " (auto-plan: replicated)");
+      }
+  constraints.results.assign(resultConstraints.begin(),
+                             resultConstraints.end());
+  FailureOr<FunctionPlan> planned =
+      planFunction(func, mesh, constraints, autoPlan);
+  if (failed(planned))
+    return failure();
+  plan = std::move(*planned);
+  StringRef origin = save("auto-plan");
+  for (auto [arg, s] : llvm::zip(func.getArguments(), plan->arguments)) {
+    ValueState &state = states[arg];
+    if (s && !state.fixed)
+      state = {*s, true, true, origin};
+  }
+  func.getFunctionBody().walk<WalkOrder::PreOrder>([&](Operation *op) {
+    const ShardingRule *rule = ruleOf(op);
+    auto it = plan->decisions.find(op);
+    if (rule && it != plan->decisions.end()) {
+      OpOutcome outcome = decisions.makeOutcome(op, *rule, it->second);
+      for (auto [result, s] : llvm::zip(op->getResults(), outcome.results))
+        if (s && !isRematerializable(result))
+          states[result] = {*s, true, false, origin};
+    }
+    return rule ? WalkResult::skip() : WalkResult::advance();
+  });
+  return success();
+}
+
+LogicalResult FunctionPropagator::run(MeshOp mesh,
+                                      const AutoPlanOptions *autoPlan) {
   seed();
-  propagate();
+  if (autoPlan) {
+    if (failed(applyPlan(mesh, *autoPlan)))
+      return failure();
+  } else {
+    propagate();
+  }
   write();
+  return success();
 }
 
 //===----------------------------------------------------------------------===//
@@ -416,6 +479,34 @@ struct PropagatePass : public tp::impl::PropagatePassBase<PropagatePass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    // The planner's inputs, checked before anything changes.
+    std::optional<MachineModel> machine;
+    AutoPlanOptions autoPlanOptions;
+    if (autoPlan) {
+      std::string error;
+      machine = MachineModel::load(costModel, error);
+      if (!machine) {
+        module.emitError() << "tp-propagate: cost-model: " << error;
+        return signalPassFailure();
+      }
+      autoPlanOptions.machine = &*machine;
+      if (!memoryPerDevice.empty()) {
+        std::optional<double> bytes = parseByteSize(memoryPerDevice);
+        if (!bytes) {
+          module.emitError()
+              << "tp-propagate: memory-per-device='" << memoryPerDevice
+              << "' is not a size: expected a positive number of bytes with "
+                 "an optional unit (B, KB, MB, GB, TB, KiB, MiB, GiB, TiB), "
+                 "e.g. 80GB";
+          return signalPassFailure();
+        }
+        autoPlanOptions.memoryPerDevice = *bytes;
+      }
+    } else if (!memoryPerDevice.empty() || costModel != "h200") {
+      module.emitError() << "tp-propagate: memory-per-device and cost-model "
+                            "apply to auto-plan, which is off";
+      return signalPassFailure();
+    }
     SymbolTableCollection symbols;
     if (failed(inlineCalls(module, symbols)))
       return signalPassFailure();
@@ -435,10 +526,15 @@ struct PropagatePass : public tp::impl::PropagatePassBase<PropagatePass> {
       if (failed(checkSingleBlock(func)))
         return signalPassFailure();
       PropagatePassOptions options{replicateOpenBoundaries, recordOrigins,
-                                   sequenceParallel};
-      FunctionPropagator(func, *mesh, options).run();
+                                   sequenceParallel,        autoPlan,
+                                   memoryPerDevice,         costModel};
+      FunctionPropagator propagator(func, *mesh, options);
+      if (failed(propagator.run(*mesh, autoPlan ? &autoPlanOptions : nullptr)))
+        return signalPassFailure();
       InsertReshardsPassOptions reshardOptions{recordOrigins, sequenceParallel};
-      if (failed(insertReshards(func, *mesh, reshardOptions)))
+      const FunctionPlan *plan = propagator.getPlan();
+      if (failed(insertReshards(func, *mesh, reshardOptions,
+                                plan ? &plan->decisions : nullptr)))
         return signalPassFailure();
     }
   }

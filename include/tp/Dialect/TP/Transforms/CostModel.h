@@ -26,6 +26,8 @@
 #include "mlir/IR/Types.h"
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/StringRef.h"
+#include <optional>
+#include <string>
 
 namespace mlir::tp {
 
@@ -52,6 +54,47 @@ double elementBytes(Type type);
 
 /// The formula used, as text (`2(n-1)/n*S`), for reports.
 StringRef collectiveFormula(CollectiveKind kind);
+
+/// A machine as the automatic planner (--tp-propagate auto-plan) sees one of
+/// its devices: how fast it runs GEMMs and memory-bound ops, and what each
+/// collective costs, modelled as latency + bus bytes / bus bandwidth (the
+/// bus bytes are collectiveBytes' ring formulas, as nccl-tests reports
+/// "busbw"). The constants come from a machine-model file (JSON, format in
+/// docs/cost-model.md), or are the built-in H200 + NVLink node's
+/// (docs/cost-model.md gives their sources).
+struct MachineModel {
+  struct Collective {
+    /// Seconds of a call that moves nothing, plus per device past the first.
+    double latency = 0;
+    double latencyPerDevice = 0;
+    /// Bus bytes per second.
+    double busBandwidth = 1;
+  };
+
+  std::string name;
+  std::string source;
+  /// GEMM flop/s of one device, with 32-bit and with 16-bit elements.
+  double gemmFlops32 = 1;
+  double gemmFlops16 = 1;
+  /// Bytes per second one device reads and writes in memory-bound ops.
+  double memoryBandwidth = 1;
+  /// Indexed by CollectiveKind (all_slice moves nothing).
+  Collective collectives[4];
+
+  /// One NVIDIA H200 SXM of an 8-GPU NVLink node.
+  static MachineModel h200();
+  /// "h200" (the built-in model) or the path of a machine-model file; on
+  /// failure, `error` says what is wrong (the file, the key, the bad value).
+  static std::optional<MachineModel> load(StringRef nameOrPath,
+                                          std::string &error);
+  /// The file format (what load reads back).
+  std::string toJSON() const;
+
+  double collectiveSeconds(CollectiveKind kind, int64_t groupSize,
+                           double bytes) const;
+  double gemmSeconds(double flops, Type elementType) const;
+  double memorySeconds(double bytes) const { return bytes / memoryBandwidth; }
+};
 
 } // namespace mlir::tp
 

@@ -107,6 +107,10 @@ public:
   OpDecisions(const FactorDecider &decider, const MeshAxes &mesh)
       : decider(decider), mesh(mesh) {}
 
+  /// A plan (auto-plan): an op it holds takes its planned decision, whatever
+  /// its tensors have.
+  void setPlan(const DenseMap<Operation *, FactorDecision> *p) { plan = p; }
+
   /// The outcome at `op` (whose rule is `rule`) given what its tensors have.
   /// Operands that are rematerializable propose nothing. The reference stays
   /// valid as long as this object.
@@ -122,6 +126,8 @@ private:
 
   const FactorDecider &decider;
   const MeshAxes &mesh;
+  const DenseMap<Operation *, FactorDecision> *plan = nullptr;
+  DenseMap<Operation *, const OpOutcome *> planned;
   DenseMap<ArrayRef<const void *>, const OpOutcome *> index;
   std::deque<OpOutcome> outcomes;
   llvm::BumpPtrAllocator keys;

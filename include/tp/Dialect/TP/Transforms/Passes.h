@@ -26,13 +26,17 @@ namespace mlir::tp {
 #include "tp/Dialect/TP/Transforms/Passes.h.inc"
 
 class MeshOp;
+struct FactorDecision;
 
 /// Makes every op of `func` (propagated over `mesh`: `tp.sharding` on its
 /// arguments, `tp.shardings` on its ops) read its operands in the shardings
 /// its decision needs, inserting tp.reshard; what `--tp-insert-reshards` does
 /// per function, and the last step of `--tp-propagate`.
-LogicalResult insertReshards(FunctionOpInterface func, MeshOp mesh,
-                             const InsertReshardsPassOptions &options);
+/// With `plan` (auto-plan), an op it holds takes its planned decision.
+LogicalResult
+insertReshards(FunctionOpInterface func, MeshOp mesh,
+               const InsertReshardsPassOptions &options,
+               const DenseMap<Operation *, FactorDecision> *plan = nullptr);
 
 /// Options of the `tp-spmd` pipeline.
 struct SPMDPipelineOptions : public PassPipelineOptions<SPMDPipelineOptions> {
@@ -51,6 +55,21 @@ struct SPMDPipelineOptions : public PassPipelineOptions<SPMDPipelineOptions> {
                      "blocks run on split tokens (reduce_scatter + "
                      "all_gather instead of all_reduce)"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> autoPlan{
+      *this, "auto-plan",
+      llvm::cl::desc("Choose every open sharding by a global search over a "
+                     "modelled step time (--tp-propagate's auto-plan)"),
+      llvm::cl::init(false)};
+  PassOptions::Option<std::string> memoryPerDevice{
+      *this, "memory-per-device",
+      llvm::cl::desc("With auto-plan: bytes of arguments one device may hold "
+                     "(e.g. 80GB, 24GiB, 1e9)"),
+      llvm::cl::init("")};
+  PassOptions::Option<std::string> costModel{
+      *this, "cost-model",
+      llvm::cl::desc("With auto-plan: the machine model, \"h200\" or a file "
+                     "in the machine-model format (docs/cost-model.md)"),
+      llvm::cl::init("h200")};
 };
 
 /// Global form -> local form: fold reshapes, propagate, partition, optimize

@@ -92,6 +92,20 @@ def PropagatePass : Pass<"tp-propagate", "::mlir::ModuleOp"> {
     it, splat constants) are cloned in whatever sharding each user needs
     rather than resharded. The same input always gives the same output.
 
+    With `auto-plan`, the fixed point gives way to a global search: every
+    open argument's sharding and every op's factor split are chosen at once,
+    minimising the modelled time of one step on one device (GEMM flops at
+    the device's rate, memory-bound ops at its bandwidth, each reshard's
+    collectives as latency + bus bytes / bandwidth, from `cost-model`) with
+    the arguments' bytes per device within `memory-per-device`: an integer
+    programme solved exactly by COIN-OR CBC. Constraints stay constraints;
+    open results are returned replicated. From no annotation at all, a
+    budget below the replicated weights gives Megatron-LM's plan where its
+    collectives are the cheapest that fit; a roomy budget keeps small models
+    whole (a collective's latency outweighs their compute) or splits the
+    tokens of large ones. A budget no plan fits is an error naming the least
+    any plan needs.
+
     Example (Megatron-LM's MLP from one annotation):
 
     ```mlir
@@ -132,7 +146,21 @@ def PropagatePass : Pass<"tp-propagate", "::mlir::ModuleOp"> {
            "reduced for a token-wise op (bias, residual, norm), split the "
            "tokens over the sum's axes instead, so the all-reduce becomes a "
            "reduce-scatter and the tokens are all-gathered only where a "
-           "split weight needs them whole">
+           "split weight needs them whole">,
+    Option<"autoPlan", "auto-plan", "bool", /*default=*/"false",
+           "Choose the sharding of every open argument and the split of "
+           "every op at once, minimising the modelled step time of "
+           "`cost-model` under `memory-per-device` (an integer programme "
+           "solved by CBC); constraints stay as they are, open results are "
+           "returned replicated">,
+    Option<"memoryPerDevice", "memory-per-device", "std::string",
+           /*default=*/"\"\"",
+           "With auto-plan: bytes of the function's arguments one device may "
+           "hold (a number with an optional unit: 80GB, 24GiB, 1e9); empty: "
+           "no budget">,
+    Option<"costModel", "cost-model", "std::string", /*default=*/"\"h200\"",
+           "With auto-plan: the machine model, `h200` (built in: one H200 of "
+           "an NVLink node) or a machine-model file (JSON, docs/cost-model.md)">
   ];
 }
 

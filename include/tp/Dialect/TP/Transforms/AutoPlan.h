@@ -1,0 +1,82 @@
+//===- AutoPlan.h - Choosing every sharding of a function -------*- C++ -*-===//
+//
+// Part of tp-mlir, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// The planner behind `--tp-propagate="auto-plan"`: instead of extending the
+// shardings that constraints give, one op at a time, it chooses the sharding
+// of every open function argument and the factor split of every op at once,
+// minimising a modelled step time under a per-device memory budget.
+//
+// The model (CostModel.h's MachineModel): an op's strategy is a split of its
+// factors (every mesh axis on one factor or on none, block splits only); it
+// costs its local GEMM flops at the device's GEMM rate, or, for an op without
+// a contraction, its local bytes at the memory bandwidth. Where a value made
+// in one sharding is read in another, the reshard's collectives cost latency
+// + bus bytes / bandwidth each. An argument's strategy is a sharding; its
+// local bytes count against the budget. Constraints (annotated arguments,
+// results, tp.annotate) are strategies of their own, fixed; open results
+// are returned replicated, as a forward pass hands its output to the caller.
+//
+// The search is exact: an integer programme (one binary per strategy, one
+// continuous variable per pair of strategies joined by a value, the pairs'
+// sums tied to both ends, as Alpa's intra-operator pass writes it), solved
+// by COIN-OR CBC. Ties go to the plan holding fewer bytes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TP_DIALECT_TP_TRANSFORMS_AUTOPLAN_H
+#define TP_DIALECT_TP_TRANSFORMS_AUTOPLAN_H
+
+#include "tp/Dialect/TP/Transforms/CostModel.h"
+#include "tp/Dialect/TP/Transforms/FactorDecision.h"
+
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/DenseMap.h"
+
+namespace mlir::tp {
+
+class MeshOp;
+
+struct AutoPlanOptions {
+  const MachineModel *machine = nullptr;
+  /// Bytes of the function's arguments one device may hold; 0: no budget.
+  double memoryPerDevice = 0;
+};
+
+/// What constraints fix in a function, as propagation seeds it.
+struct PlanConstraints {
+  /// Per function argument: its sharding when a constraint fixes it.
+  SmallVector<std::optional<TensorSharding>> arguments;
+  /// Per function result: its constraint; open results are replicated.
+  SmallVector<std::optional<TensorSharding>> results;
+};
+
+/// The chosen plan of one function.
+struct FunctionPlan {
+  /// Per function argument (none for a non-tensor).
+  SmallVector<std::optional<TensorSharding>> arguments;
+  /// Per op with a sharding rule: how its factors split.
+  DenseMap<Operation *, FactorDecision> decisions;
+  /// Modelled seconds of one step on one device: compute and communication.
+  double computeSeconds = 0;
+  double communicationSeconds = 0;
+  /// Bytes of the arguments on one device.
+  double argumentBytes = 0;
+};
+
+/// Plans `func` over `mesh`. Fails with a diagnostic on the function when no
+/// plan fits the budget (naming the least any plan needs) or the solver
+/// fails.
+FailureOr<FunctionPlan> planFunction(FunctionOpInterface func, MeshOp mesh,
+                                     const PlanConstraints &constraints,
+                                     const AutoPlanOptions &options);
+
+/// Parses a byte count: a number with an optional unit (B, KB, MB, GB, TB,
+/// KiB, MiB, GiB, TiB), e.g. "80GB", "1.5GiB", "4096".
+std::optional<double> parseByteSize(StringRef text);
+
+} // namespace mlir::tp
+
+#endif // TP_DIALECT_TP_TRANSFORMS_AUTOPLAN_H

@@ -1,0 +1,600 @@
+//===- AutoPlan.cpp - Choosing every sharding of a function ---------------===//
+//
+// Part of tp-mlir, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// See AutoPlan.h for the model and the programme. Here:
+//  1. Nodes, in program order: every tensor argument, every op that touches
+//     tensors (ops inside a ruled op's body work on scalars and are not
+//     visited). Each node gets its strategies: an argument every sharding
+//     its dimensions divide by, a ruled op every block split of its factors,
+//     a constraint or an op without a rule exactly one.
+//  2. Edges: every tensor operand read from another node, with the seconds
+//     of resharding per pair of strategies (cached per type and pair of
+//     shardings). An edge to or from a node of one strategy is folded into
+//     the other end's strategy costs.
+//  3. The programme, solved by CBC; each node's strategy is read back.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tp/Dialect/TP/Transforms/AutoPlan.h"
+
+#include "tp/Dialect/TP/IR/TPInterfaces.h"
+#include "tp/Dialect/TP/IR/TPOps.h"
+#include "tp/Dialect/TP/Transforms/Resharding.h"
+
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/StringExtras.h"
+
+#include <coin/Cbc_C_Interface.h>
+
+using namespace mlir;
+using namespace mlir::tp;
+
+namespace {
+
+bool isTensor(Value v) { return isa<RankedTensorType>(v.getType()); }
+
+struct Strategy {
+  /// An op with a rule: how its factors split.
+  FactorDecision decision;
+  /// Per operand, what the op needs (none: anything will do).
+  SmallVector<std::optional<TensorSharding>, 4> operands;
+  /// Per result, what the op makes.
+  SmallVector<std::optional<TensorSharding>, 2> results;
+  /// Compute seconds, and communication folded in from one-sided edges.
+  double computeSeconds = 0;
+  double communicationSeconds = 0;
+  /// Bytes held against the budget (arguments).
+  double bytes = 0;
+};
+
+struct Node {
+  Operation *op = nullptr;
+  /// For an argument node: its number.
+  int argument = -1;
+  SmallVector<Strategy, 4> strategies;
+  /// The first CBC column of its strategies (-1: one strategy, no column).
+  int column = -1;
+};
+
+struct Edge {
+  unsigned from, to;
+  /// Seconds per (strategy of `from`, strategy of `to`), row-major.
+  SmallVector<double> seconds;
+  int column = -1;
+};
+
+/// Where a value comes from: a node and its result number (an argument node
+/// has one result).
+struct Source {
+  unsigned node;
+  unsigned result;
+};
+
+class Planner {
+public:
+  Planner(FunctionOpInterface func, MeshOp mesh,
+          const PlanConstraints &constraints, const AutoPlanOptions &options)
+      : func(func), mesh(mesh), constraints(constraints), options(options),
+        axes(mesh), decisions(decider, axes),
+        attrs(func->getContext(),
+              FlatSymbolRefAttr::get(mesh.getSymNameAttr())) {
+    for (auto [name, size] :
+         llvm::zip(mesh.getAxisNames(), mesh.getAxisSizes()))
+      if (size > 1)
+        splitAxes.push_back({cast<StringAttr>(name).getValue(), size});
+  }
+
+  FailureOr<FunctionPlan> run();
+
+private:
+  void addArgument(BlockArgument arg);
+  void addOp(Operation *op);
+  void addRuledOp(Operation *op, const ShardingRule &rule);
+  /// Every sharding of `type` that splits dimensions by mesh axes (in mesh
+  /// order) into equal blocks.
+  SmallVector<TensorSharding> shardingsOf(RankedTensorType type) const;
+  double computeSeconds(Operation *op, const ShardingRule &rule,
+                        const Strategy &s) const;
+  double reshardSeconds(RankedTensorType type, const TensorSharding &from,
+                        const TensorSharding &to);
+  void addEdges();
+  LogicalResult solve(SmallVectorImpl<unsigned> &chosen);
+
+  FunctionOpInterface func;
+  MeshOp mesh;
+  const PlanConstraints &constraints;
+  const AutoPlanOptions &options;
+  MeshAxes axes;
+  SmallVector<std::pair<StringRef, int64_t>> splitAxes;
+  CommunicationCostDecider decider;
+  OpDecisions decisions;
+  ShardingAttrCache attrs;
+  ShardingRuleCache rules;
+
+  std::vector<Node> nodes;
+  DenseMap<Value, Source> sources;
+  llvm::MapVector<std::pair<unsigned, unsigned>, Edge> edges;
+  DenseMap<std::tuple<Attribute, Attribute, Type>, double> reshardCache;
+};
+
+SmallVector<TensorSharding> Planner::shardingsOf(RankedTensorType type) const {
+  SmallVector<TensorSharding> out;
+  TensorSharding s = TensorSharding::replicated(type.getRank());
+  std::function<void(unsigned)> visit = [&](unsigned a) {
+    if (a == splitAxes.size()) {
+      out.push_back(s);
+      return;
+    }
+    visit(a + 1);
+    auto [name, size] = splitAxes[a];
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      int64_t dim = type.getDimSize(d);
+      if (ShapedType::isDynamic(dim) ||
+          dim % (axes.groupSize(s.dims[d]) * size) != 0)
+        continue;
+      s.dims[d].push_back(name);
+      visit(a + 1);
+      s.dims[d].pop_back();
+    }
+  };
+  visit(0);
+  return out;
+}
+
+void Planner::addArgument(BlockArgument arg) {
+  Node node;
+  node.argument = arg.getArgNumber();
+  auto type = cast<RankedTensorType>(arg.getType());
+  const std::optional<TensorSharding> &fixed =
+      constraints.arguments[arg.getArgNumber()];
+  SmallVector<TensorSharding> candidates =
+      fixed ? SmallVector<TensorSharding>{*fixed} : shardingsOf(type);
+  for (TensorSharding &s : candidates) {
+    Strategy strategy;
+    strategy.bytes = localBytes(type, s, axes);
+    strategy.results.push_back(std::move(s));
+    node.strategies.push_back(std::move(strategy));
+  }
+  sources[arg] = {static_cast<unsigned>(nodes.size()), 0};
+  nodes.push_back(std::move(node));
+}
+
+double Planner::computeSeconds(Operation *op, const ShardingRule &rule,
+                               const Strategy &s) const {
+  double points = 1, split = 1;
+  for (unsigned f = 0; f < rule.getNumFactors(); ++f) {
+    if (!ShapedType::isDynamic(rule.getFactorSize(f)))
+      points *= static_cast<double>(rule.getFactorSize(f));
+    split *= static_cast<double>(axes.groupSize(s.decision.axes[f]));
+  }
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  if (linalgOp && linalg::isaContractionOpInterface(linalgOp) &&
+      op->getNumResults() == 1)
+    return options.machine->gemmSeconds(
+        2 * points / split, getElementTypeOrSelf(op->getResult(0).getType()));
+  // Memory-bound: what the op reads and writes on one device.
+  double bytes = 0;
+  for (auto [operand, sharding] : llvm::zip(op->getOperands(), s.operands))
+    if (sharding && !isRematerializable(operand))
+      bytes += localBytes(cast<RankedTensorType>(operand.getType()), *sharding,
+                          axes);
+  for (auto [result, sharding] : llvm::zip(op->getResults(), s.results))
+    if (sharding)
+      bytes +=
+          localBytes(cast<RankedTensorType>(result.getType()), *sharding, axes);
+  return options.machine->memorySeconds(bytes);
+}
+
+void Planner::addRuledOp(Operation *op, const ShardingRule &rule) {
+  Node node;
+  node.op = op;
+  SmallVector<const ShardingRule::TensorFactors *, 4> tensorFactors;
+  for (auto [v, tf] : llvm::zip(op->getOperands(), rule.getOperands()))
+    if (isTensor(v))
+      tensorFactors.push_back(&tf);
+  for (auto [v, tf] : llvm::zip(op->getResults(), rule.getResults()))
+    if (isTensor(v))
+      tensorFactors.push_back(&tf);
+
+  FactorDecision decision(rule.getNumFactors());
+  std::function<void(unsigned)> visit = [&](unsigned a) {
+    if (a == splitAxes.size()) {
+      // Only block splits of every tensor: a split that trimming changes is
+      // another candidate's.
+      SmallVector<AxisList> trimmed = decision.axes;
+      if (trimToBlockSplits(tensorFactors, rule, trimmed, axes))
+        return;
+      OpOutcome outcome = decisions.makeOutcome(op, rule, decision);
+      Strategy s;
+      s.decision = outcome.decision;
+      for (auto [v, sharding] :
+           llvm::zip(op->getOperands(), outcome.operands)) {
+        if (isTensor(v) && !sharding)
+          return;
+        s.operands.push_back(sharding);
+      }
+      for (auto [v, sharding] : llvm::zip(op->getResults(), outcome.results)) {
+        if (isTensor(v) && !sharding)
+          return;
+        s.results.push_back(sharding);
+      }
+      s.computeSeconds = computeSeconds(op, rule, s);
+      node.strategies.push_back(std::move(s));
+      return;
+    }
+    visit(a + 1);
+    auto [name, size] = splitAxes[a];
+    for (unsigned f = 0; f < rule.getNumFactors(); ++f) {
+      int64_t factorSize = rule.getFactorSize(f);
+      if (rule.getFactorKind(f) == FactorKind::NeedReplication ||
+          ShapedType::isDynamic(factorSize) ||
+          factorSize % (axes.groupSize(decision.axes[f]) * size) != 0)
+        continue;
+      decision.axes[f].push_back(name);
+      visit(a + 1);
+      decision.axes[f].pop_back();
+    }
+  };
+  visit(0);
+  for (auto [i, r] : llvm::enumerate(op->getResults()))
+    sources[r] = {static_cast<unsigned>(nodes.size()),
+                  static_cast<unsigned>(i)};
+  nodes.push_back(std::move(node));
+}
+
+void Planner::addOp(Operation *op) {
+  if (const ShardingRule *rule = rules.get(op))
+    return addRuledOp(op, *rule);
+  // One strategy: what a constraint says, or replicated.
+  Strategy s;
+  auto replicated = [](Value v) -> std::optional<TensorSharding> {
+    if (!isTensor(v))
+      return std::nullopt;
+    return TensorSharding::replicated(
+        cast<RankedTensorType>(v.getType()).getRank());
+  };
+  if (isa<AnnotateOp, ReshardOp>(op)) {
+    TensorSharding target = TensorSharding::fromAttr(getOwnSharding(op));
+    s.operands.push_back(target);
+    s.results.push_back(target);
+  } else if (op->hasTrait<OpTrait::IsTerminator>() &&
+             op->getParentOp() == func.getOperation()) {
+    for (auto [i, v] : llvm::enumerate(op->getOperands()))
+      s.operands.push_back(i < constraints.results.size() &&
+                                   constraints.results[i] && isTensor(v)
+                               ? constraints.results[i]
+                               : replicated(v));
+  } else if (isa<tensor::DimOp>(op)) {
+    // A size query reads no data: any sharding will do.
+    s.operands.resize(op->getNumOperands());
+  } else {
+    for (Value v : op->getOperands())
+      s.operands.push_back(replicated(v));
+    for (Value v : op->getResults())
+      s.results.push_back(replicated(v));
+  }
+  Node node;
+  node.op = op;
+  node.strategies.push_back(std::move(s));
+  for (auto [i, r] : llvm::enumerate(op->getResults()))
+    sources[r] = {static_cast<unsigned>(nodes.size()),
+                  static_cast<unsigned>(i)};
+  nodes.push_back(std::move(node));
+}
+
+double Planner::reshardSeconds(RankedTensorType type,
+                               const TensorSharding &from,
+                               const TensorSharding &to) {
+  if (from == to)
+    return 0;
+  ShardingAttr fromAttr = attrs.get(from), toAttr = attrs.get(to);
+  auto [it, inserted] = reshardCache.try_emplace(
+      std::make_tuple(Attribute(fromAttr), Attribute(toAttr), Type(type)), 0.0);
+  if (!inserted)
+    return it->second;
+  // Walk the steps, keeping the sharding between them for the bytes.
+  TensorSharding cur = from;
+  double seconds = 0;
+  for (const ReshardStep &step : planReshard(fromAttr, toAttr)) {
+    int64_t n = axes.groupSize(step.axes);
+    auto drop = [&](AxisList &list) {
+      for (StringRef a : step.axes)
+        llvm::erase(list, a);
+    };
+    switch (step.kind) {
+    case ReshardStep::Kind::AllReduce:
+      seconds += options.machine->collectiveSeconds(
+          CollectiveKind::AllReduce, n, localBytes(type, cur, axes));
+      drop(cur.partial);
+      break;
+    case ReshardStep::Kind::ReduceScatter:
+      seconds += options.machine->collectiveSeconds(
+          CollectiveKind::ReduceScatter, n, localBytes(type, cur, axes));
+      drop(cur.partial);
+      cur.dims[step.dim].append(step.axes.begin(), step.axes.end());
+      break;
+    case ReshardStep::Kind::AllGather:
+      drop(cur.dims[step.dim]);
+      seconds += options.machine->collectiveSeconds(
+          CollectiveKind::AllGather, n, localBytes(type, cur, axes));
+      break;
+    case ReshardStep::Kind::AllToAll:
+      seconds += options.machine->collectiveSeconds(
+          CollectiveKind::AllToAll, n,
+          localBytes(type, cur, axes) * static_cast<double>(n));
+      drop(cur.dims[step.concatDim]);
+      cur.dims[step.dim].append(step.axes.begin(), step.axes.end());
+      break;
+    case ReshardStep::Kind::AllSlice:
+      cur.dims[step.dim].append(step.axes.begin(), step.axes.end());
+      break;
+    case ReshardStep::Kind::ZeroOthers:
+      break;
+    }
+  }
+  it->second = seconds;
+  return seconds;
+}
+
+void Planner::addEdges() {
+  for (auto [v, node] : llvm::enumerate(nodes)) {
+    if (!node.op)
+      continue;
+    for (auto [k, operand] : llvm::enumerate(node.op->getOperands())) {
+      if (!isTensor(operand) || isRematerializable(operand))
+        continue;
+      auto type = cast<RankedTensorType>(operand.getType());
+      auto it = sources.find(operand);
+      // A value from outside the nodes (a loop's block argument) is whole
+      // on every device.
+      std::optional<Source> source;
+      if (it != sources.end())
+        source = it->second;
+      unsigned numFrom = source ? nodes[source->node].strategies.size() : 1;
+      unsigned numTo = node.strategies.size();
+      SmallVector<double> seconds(numFrom * numTo, 0.0);
+      bool any = false;
+      for (unsigned i = 0; i < numFrom; ++i) {
+        TensorSharding whole = TensorSharding::replicated(type.getRank());
+        const TensorSharding *made = &whole;
+        if (source) {
+          const std::optional<TensorSharding> &r =
+              nodes[source->node].strategies[i].results[source->result];
+          if (r)
+            made = &*r;
+        }
+        for (unsigned j = 0; j < numTo; ++j) {
+          const std::optional<TensorSharding> &needed =
+              node.strategies[j].operands[k];
+          if (!needed)
+            continue;
+          double t = reshardSeconds(type, *made, *needed);
+          seconds[i * numTo + j] = t;
+          any |= t > 0;
+        }
+      }
+      if (!any)
+        continue;
+      // One end with one strategy: the cost belongs to the other end.
+      if (numFrom == 1 || !source) {
+        for (unsigned j = 0; j < numTo; ++j)
+          node.strategies[j].communicationSeconds += seconds[j];
+        continue;
+      }
+      if (numTo == 1) {
+        for (unsigned i = 0; i < numFrom; ++i)
+          nodes[source->node].strategies[i].communicationSeconds += seconds[i];
+        continue;
+      }
+      auto [entry, inserted] = edges.try_emplace(
+          std::make_pair(source->node, static_cast<unsigned>(v)), Edge());
+      Edge &edge = entry->second;
+      if (inserted) {
+        edge.from = source->node;
+        edge.to = v;
+        edge.seconds = std::move(seconds);
+      } else {
+        for (auto [a, b] : llvm::zip(edge.seconds, seconds))
+          a += b;
+      }
+    }
+  }
+}
+
+LogicalResult Planner::solve(SmallVectorImpl<unsigned> &chosen) {
+  // Seconds in microseconds; a tie goes to fewer bytes (one microsecond per
+  // gigabyte: far below any modelled difference).
+  constexpr double kScale = 1e6, kPerByte = 1e-9;
+  std::unique_ptr<Cbc_Model, void (*)(Cbc_Model *)> model(Cbc_newModel(),
+                                                          Cbc_deleteModel);
+  Cbc_setLogLevel(model.get(), 0);
+  int columns = 0;
+  double fixedBytes = 0, leastBytes = 0;
+  for (Node &node : nodes) {
+    double least = std::numeric_limits<double>::infinity();
+    for (const Strategy &s : node.strategies)
+      least = std::min(least, s.bytes);
+    leastBytes += least;
+    if (node.strategies.size() == 1) {
+      fixedBytes += node.strategies.front().bytes;
+      continue;
+    }
+    node.column = columns;
+    for (const Strategy &s : node.strategies) {
+      Cbc_addCol(model.get(), "", 0, 1,
+                 (s.computeSeconds + s.communicationSeconds) * kScale +
+                     s.bytes * kPerByte,
+                 1, 0, nullptr, nullptr);
+      ++columns;
+    }
+  }
+  if (options.memoryPerDevice > 0 && leastBytes > options.memoryPerDevice)
+    return mlir::emitError(func.getLoc())
+           << "auto-plan: no plan fits memory-per-device="
+           << static_cast<uint64_t>(options.memoryPerDevice)
+           << " bytes: the function's arguments need at least "
+           << static_cast<uint64_t>(leastBytes)
+           << " bytes per device (every open argument split as far as the "
+              "mesh allows"
+           << (fixedBytes > 0 ? ", annotated ones as annotated" : "") << ")";
+  for (auto &entry : edges) {
+    Edge &edge = entry.second;
+    edge.column = columns;
+    for (double t : edge.seconds) {
+      Cbc_addCol(model.get(), "", 0, 1, t * kScale, 0, 0, nullptr, nullptr);
+      ++columns;
+    }
+  }
+  // Each node takes one strategy.
+  SmallVector<int> cols;
+  SmallVector<double> coefs;
+  for (const Node &node : nodes) {
+    if (node.column < 0)
+      continue;
+    cols.clear();
+    for (unsigned i = 0; i < node.strategies.size(); ++i)
+      cols.push_back(node.column + i);
+    coefs.assign(cols.size(), 1.0);
+    Cbc_addRow(model.get(), "", cols.size(), cols.data(), coefs.data(), 'E', 1);
+  }
+  // An edge's pairs add up to the strategy each end takes: for each
+  // strategy of one end, the pairs that hold it (`count` columns from
+  // `first`, `stride` apart) sum to its variable.
+  auto addMarginal = [&](int first, unsigned count, unsigned stride,
+                         int strategy) {
+    cols.clear();
+    coefs.clear();
+    for (unsigned k = 0; k < count; ++k) {
+      cols.push_back(first + k * stride);
+      coefs.push_back(1);
+    }
+    cols.push_back(strategy);
+    coefs.push_back(-1);
+    Cbc_addRow(model.get(), "", cols.size(), cols.data(), coefs.data(), 'E', 0);
+  };
+  for (auto &entry : edges) {
+    const Edge &edge = entry.second;
+    unsigned numFrom = nodes[edge.from].strategies.size();
+    unsigned numTo = nodes[edge.to].strategies.size();
+    for (unsigned i = 0; i < numFrom; ++i)
+      addMarginal(edge.column + i * numTo, numTo, 1,
+                  nodes[edge.from].column + i);
+    for (unsigned j = 0; j < numTo; ++j)
+      addMarginal(edge.column + j, numFrom, numTo, nodes[edge.to].column + j);
+  }
+  // The budget.
+  if (options.memoryPerDevice > 0) {
+    cols.clear();
+    coefs.clear();
+    for (const Node &node : nodes)
+      if (node.column >= 0)
+        for (auto [i, s] : llvm::enumerate(node.strategies))
+          if (s.bytes > 0) {
+            cols.push_back(node.column + i);
+            coefs.push_back(s.bytes);
+          }
+    if (!cols.empty())
+      Cbc_addRow(model.get(), "", cols.size(), cols.data(), coefs.data(), 'L',
+                 options.memoryPerDevice - fixedBytes);
+  }
+  chosen.assign(nodes.size(), 0);
+  if (columns == 0)
+    return success();
+  Cbc_setAllowableGap(model.get(), 0);
+  Cbc_setAllowableFractionGap(model.get(), 0);
+  Cbc_solve(model.get());
+  if (!Cbc_isProvenOptimal(model.get()))
+    return mlir::emitError(func.getLoc())
+           << "auto-plan: the solver found no optimal plan (CBC status "
+           << Cbc_status(model.get()) << ", secondary "
+           << Cbc_secondaryStatus(model.get()) << ")";
+  const double *x = Cbc_getColSolution(model.get());
+  for (auto [n, node] : llvm::enumerate(nodes)) {
+    if (node.column < 0)
+      continue;
+    unsigned best = 0;
+    for (unsigned i = 1; i < node.strategies.size(); ++i)
+      if (x[node.column + i] > x[node.column + best])
+        best = i;
+    chosen[n] = best;
+  }
+  return success();
+}
+
+FailureOr<FunctionPlan> Planner::run() {
+  for (BlockArgument arg : func.getArguments())
+    if (isTensor(arg))
+      addArgument(arg);
+  func.getFunctionBody().walk<WalkOrder::PreOrder>([&](Operation *op) {
+    bool ruled = rules.get(op);
+    if (ruled || llvm::any_of(op->getOperands(), isTensor) ||
+        llvm::any_of(op->getResults(), isTensor))
+      addOp(op);
+    return ruled ? WalkResult::skip() : WalkResult::advance();
+  });
+  addEdges();
+  SmallVector<unsigned> chosen;
+  if (failed(solve(chosen)))
+    return failure();
+
+  FunctionPlan plan;
+  plan.arguments.resize(func.getNumArguments());
+  for (auto [n, node] : llvm::enumerate(nodes)) {
+    const Strategy &s = node.strategies[chosen[n]];
+    plan.computeSeconds += s.computeSeconds;
+    plan.communicationSeconds += s.communicationSeconds;
+    plan.argumentBytes += s.bytes;
+    if (node.argument >= 0)
+      plan.arguments[node.argument] = s.results.front();
+    else if (rules.get(node.op))
+      plan.decisions[node.op] = s.decision;
+  }
+  for (auto &entry : edges) {
+    const Edge &edge = entry.second;
+    plan.communicationSeconds +=
+        edge.seconds[chosen[edge.from] * nodes[edge.to].strategies.size() +
+                     chosen[edge.to]];
+  }
+  return plan;
+}
+
+} // namespace
+
+FailureOr<FunctionPlan>
+mlir::tp::planFunction(FunctionOpInterface func, MeshOp mesh,
+                       const PlanConstraints &constraints,
+                       const AutoPlanOptions &options) {
+  return Planner(func, mesh, constraints, options).run();
+}
+
+std::optional<double> mlir::tp::parseByteSize(StringRef text) {
+  text = text.trim();
+  size_t numberEnd = text.find_first_not_of("0123456789.eE+-");
+  // "1e9" is a number; "1GB" a number and a unit ('B' and 'G' stop it).
+  StringRef number = text.take_front(numberEnd);
+  StringRef unit = text.drop_front(number.size()).trim();
+  double value;
+  if (number.empty() || number.getAsDouble(value) || !(value > 0) ||
+      !std::isfinite(value))
+    return std::nullopt;
+  static const std::pair<StringRef, double> kUnits[] = {
+      {"", 1},
+      {"B", 1},
+      {"KB", 1e3},
+      {"MB", 1e6},
+      {"GB", 1e9},
+      {"TB", 1e12},
+      {"KiB", 1 << 10},
+      {"MiB", 1 << 20},
+      {"GiB", double(1 << 30)},
+      {"TiB", double(1ull << 40)}};
+  for (auto [name, scale] : kUnits)
+    if (unit == name)
+      return value * scale;
+  return std::nullopt;
+}

@@ -1,0 +1,53 @@
+// The automatic planner (--tp-propagate="auto-plan"): nothing is annotated;
+// the plan comes from the machine model and the memory budget.
+//
+// A small MLP on the built-in H200 model: with room for both weights on every
+// device, a collective (12 us of latency) costs more than computing the whole
+// MLP twice over (1.3 us), so nothing is split; with a budget below the
+// weights' size, Megatron-LM's plan (column-split w1, row-split w2, one
+// all-reduce of the output) is the fastest that fits.
+// RUN: tp-opt %s --tp-propagate="auto-plan memory-per-device=100MB" | FileCheck %s --check-prefix=ROOMY
+// RUN: tp-opt %s --tp-propagate="auto-plan memory-per-device=3MB" | FileCheck %s --check-prefix=TIGHT
+// The same plans from --tp-spmd's options, partitioned: the tight budget's
+// program has one all_reduce and no other collective.
+// RUN: tp-opt %s --tp-spmd="auto-plan memory-per-device=3MB" | FileCheck %s --check-prefix=SPMD
+tp.mesh @world ["tp" = 4]
+
+// ROOMY-LABEL: func.func @small_mlp
+// ROOMY-SAME: tensor<16x512xf32> {tp.sharding = #tp.sharding<@world, [{}, {}]>}
+// ROOMY-SAME: tensor<512x2048xf32> {tp.sharding = #tp.sharding<@world, [{}, {}]>}
+// ROOMY-SAME: tensor<2048x512xf32> {tp.sharding = #tp.sharding<@world, [{}, {}]>}
+// ROOMY-SAME: -> (tensor<16x512xf32> {tp.sharding = #tp.sharding<@world, [{}, {}]>})
+// ROOMY-NOT: tp.reshard
+
+// TIGHT-LABEL: func.func @small_mlp
+// TIGHT-SAME: tensor<16x512xf32> {tp.sharding = #tp.sharding<@world, [{}, {}]>}
+// TIGHT-SAME: tensor<512x2048xf32> {tp.sharding = #tp.sharding<@world, [{}, {"tp"}]>}
+// TIGHT-SAME: tensor<2048x512xf32> {tp.sharding = #tp.sharding<@world, [{"tp"}, {}]>}
+// TIGHT-SAME: -> (tensor<16x512xf32> {tp.sharding = #tp.sharding<@world, [{}, {}]>})
+// TIGHT: linalg.matmul {tp.shardings = [#tp.sharding<@world, [{}, {"tp"}]>]}
+// TIGHT: %[[Y:.*]] = linalg.matmul {tp.shardings = [#tp.sharding<@world, [{}, {}], partial = ["tp"]>]}
+// TIGHT: %[[R:.*]] = tp.reshard %[[Y]] <@world, [{}, {}]>
+// TIGHT: return %[[R]]
+
+// SPMD-LABEL: func.func @small_mlp
+// SPMD-SAME: tensor<512x512xf32>
+// SPMD-SAME: tensor<512x512xf32>
+// SPMD-NOT: tp.all_gather
+// SPMD: tp.all_reduce sum
+// SPMD-NOT: tp.all_
+// SPMD: return
+func.func @small_mlp(%x: tensor<16x512xf32>, %w1: tensor<512x2048xf32>,
+                     %w2: tensor<2048x512xf32>) -> tensor<16x512xf32> {
+  %c0 = arith.constant 0.0 : f32
+  %e1 = tensor.empty() : tensor<16x2048xf32>
+  %f1 = linalg.fill ins(%c0 : f32) outs(%e1 : tensor<16x2048xf32>) -> tensor<16x2048xf32>
+  %h = linalg.matmul ins(%x, %w1 : tensor<16x512xf32>, tensor<512x2048xf32>)
+                     outs(%f1 : tensor<16x2048xf32>) -> tensor<16x2048xf32>
+  %e2 = tensor.empty() : tensor<16x512xf32>
+  %f2 = linalg.fill ins(%c0 : f32) outs(%e2 : tensor<16x512xf32>) -> tensor<16x512xf32>
+  %y = linalg.matmul ins(%h, %w2 : tensor<16x2048xf32>, tensor<2048x512xf32>)
+                     outs(%f2 : tensor<16x512xf32>) -> tensor<16x512xf32>
+  return %y : tensor<16x512xf32>
+}
+
