@@ -22,7 +22,7 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 # has a link to this build's).
 tp_run = lit_config.params.get("tp_run")
 tools = ["tp-opt", "tp-compile", "mlir-tblgen", "tp-fuzz-parse", "tp-fuzz-spmd",
-         "tp-fuzz-lower-cpu", "tp-fuzz-manifest", "tp-fuzz-npy"]
+         "tp-fuzz-lower-cpu", "tp-fuzz-manifest", "tp-fuzz-npy", "tprt-bench"]
 if tp_run:
     config.substitutions.append((r"(?<![-./\w])tp-run(?![-\w])", tp_run))
 else:

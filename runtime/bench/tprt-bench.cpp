@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 //
 // tprt-bench [--comm NAME] [ranks] [megabytes] [iterations]
+// tprt-bench --calibrate FILE [--comm NAME] [--ranks N]
 //
 // Times an f32 sum all_reduce of `megabytes` per rank over `ranks` ranks of
 // a communicator backend (default local: threads; mpi: run it under
@@ -13,7 +14,13 @@
 // and their ratio. Best of `iterations` per rank, slowest rank. bench/
 // bench_comm.py sweeps sizes and backends.
 //
+// With --calibrate, measures the machine model automatic planning reads
+// (collectives, GEMM rate, memory bandwidth on N ranks at once, default 4;
+// Calibrate.cpp) and writes it to FILE.
+//
 //===----------------------------------------------------------------------===//
+
+#include "Calibrate.h"
 
 #include "tprt/tprt.h"
 
@@ -25,7 +32,39 @@
 #include <thread>
 #include <vector>
 
+/// tprt-bench --calibrate FILE [--comm NAME] [--ranks N].
+int calibrateMain(int argc, char **argv) {
+  const char *backend = "local";
+  const char *path = nullptr;
+  int64_t ranks = 4;
+  for (int i = 1; i < argc; ++i) {
+    bool hasValue = i + 1 < argc;
+    if (std::strcmp(argv[i], "--calibrate") == 0 && hasValue)
+      path = argv[++i];
+    else if (std::strcmp(argv[i], "--comm") == 0 && hasValue)
+      backend = argv[++i];
+    else if (std::strcmp(argv[i], "--ranks") == 0 && hasValue)
+      ranks = std::atoll(argv[++i]);
+    else {
+      std::fprintf(stderr,
+                   "tprt-bench: unexpected '%s'\nusage: tprt-bench "
+                   "--calibrate FILE [--comm NAME] [--ranks N]\n",
+                   argv[i]);
+      return 2;
+    }
+  }
+  if (!path || ranks < 2 || ranks > 1024) {
+    std::fprintf(stderr, "tprt-bench: --calibrate needs a FILE and --ranks "
+                         "from 2 to 1024\n");
+    return 2;
+  }
+  return tprtCalibrate(backend, ranks, path);
+}
+
 int main(int argc, char **argv) {
+  for (int i = 1; i < argc; ++i)
+    if (std::strcmp(argv[i], "--calibrate") == 0)
+      return calibrateMain(argc, argv);
   const char *backend = "local";
   if (argc > 2 && std::strcmp(argv[1], "--comm") == 0) {
     backend = argv[2];

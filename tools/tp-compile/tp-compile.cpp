@@ -138,7 +138,7 @@ cl::opt<std::string> memoryPerDevice(
 cl::opt<std::string> costModel(
     "cost-model",
     cl::desc("With --auto-plan: the machine model, h200 (built in) or a file "
-             "in the machine-model format (docs/cost-model.md)"),
+             "written by tprt-bench --calibrate"),
     cl::init("h200"), cl::cat(category));
 cl::opt<bool> unsharded(
     "unsharded",

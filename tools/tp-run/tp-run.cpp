@@ -143,7 +143,7 @@ const char *kHelp =
     "                               open sharding chosen by the planner\n"
     "  --memory-per-device BYTES    with --auto-plan: the budget (e.g. 80GB)\n"
     "  --cost-model NAME|FILE       with --auto-plan: h200 or a\n"
-    "                               machine-model file\n"
+    "                               file of tprt-bench --calibrate\n"
     "  --tp-compile PATH            the tp-compile to use (default: the one\n"
     "                               next to tp-run)\n"
     "  --help                       this text\n"

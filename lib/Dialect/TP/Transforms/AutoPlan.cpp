@@ -5,11 +5,14 @@
 //===----------------------------------------------------------------------===//
 //
 // See AutoPlan.h for the model and the programme. Here:
+//  0. Repeated layers fold onto their first repeat (a map from each later
+//     repeat's ops and weights to the first's).
 //  1. Nodes, in program order: every tensor argument, every op that touches
 //     tensors (ops inside a ruled op's body work on scalars and are not
-//     visited). Each node gets its strategies: an argument every sharding
-//     its dimensions divide by, a ruled op every block split of its factors,
-//     a constraint or an op without a rule exactly one.
+//     visited; data-less values are made where used and need no node). Each
+//     node gets its strategies: an argument every sharding its dimensions
+//     divide by, a ruled op every block split of its factors, a constraint or
+//     an op without a rule exactly one.
 //  2. Edges: every tensor operand read from another node, with the seconds
 //     of resharding per pair of strategies (cached per type and pair of
 //     shardings). An edge to or from a node of one strategy is folded into
@@ -22,14 +25,18 @@
 
 #include "tp/Dialect/TP/IR/TPInterfaces.h"
 #include "tp/Dialect/TP/IR/TPOps.h"
+#include "tp/Dialect/TP/Transforms/RepeatedLayers.h"
 #include "tp/Dialect/TP/Transforms/Resharding.h"
 
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Debug.h"
 
 #include <coin/Cbc_C_Interface.h>
+
+#define DEBUG_TYPE "tp-auto-plan"
 
 using namespace mlir;
 using namespace mlir::tp;
@@ -37,6 +44,9 @@ using namespace mlir::tp;
 namespace {
 
 bool isTensor(Value v) { return isa<RankedTensorType>(v.getType()); }
+
+/// The fewest ops a repeat must have to be planned once for all repeats.
+constexpr unsigned kMinLayerOps = 8;
 
 struct Strategy {
   /// An op with a rule: how its factors split.
@@ -59,6 +69,9 @@ struct Node {
   SmallVector<Strategy, 4> strategies;
   /// The first CBC column of its strategies (-1: one strategy, no column).
   int column = -1;
+  /// How many ops (or arguments) it stands for: a repeated layer's op and
+  /// the same op of every later repeat share one node.
+  unsigned multiplicity = 1;
 };
 
 struct Edge {
@@ -92,6 +105,10 @@ public:
   FailureOr<FunctionPlan> run();
 
 private:
+  /// Maps the ops (and weights) of every repeat of the body's repeated
+  /// layers but the first to the first's.
+  void foldRepeats();
+  void mapNested(Operation *rep, Operation *other);
   void addArgument(BlockArgument arg);
   void addOp(Operation *op);
   void addRuledOp(Operation *op, const ShardingRule &rule);
@@ -118,6 +135,12 @@ private:
 
   std::vector<Node> nodes;
   DenseMap<Value, Source> sources;
+  /// Folded repeats: an op or argument to the first repeat's.
+  DenseMap<Operation *, Operation *> repOps;
+  DenseMap<Value, Value> repArgs;
+  /// Every op visited, with the node it belongs to.
+  SmallVector<std::pair<Operation *, unsigned>> members;
+  DenseMap<Operation *, unsigned> nodeOfOp;
   llvm::MapVector<std::pair<unsigned, unsigned>, Edge> edges;
   DenseMap<std::tuple<Attribute, Attribute, Type>, double> reshardCache;
 };
@@ -244,10 +267,22 @@ void Planner::addRuledOp(Operation *op, const ShardingRule &rule) {
   for (auto [i, r] : llvm::enumerate(op->getResults()))
     sources[r] = {static_cast<unsigned>(nodes.size()),
                   static_cast<unsigned>(i)};
+  nodeOfOp[op] = nodes.size();
+  members.push_back({op, static_cast<unsigned>(nodes.size())});
   nodes.push_back(std::move(node));
 }
 
 void Planner::addOp(Operation *op) {
+  // A later repeat's op joins the first repeat's node.
+  if (Operation *rep = repOps.lookup(op)) {
+    unsigned n = nodeOfOp.lookup(rep);
+    ++nodes[n].multiplicity;
+    for (auto [i, r] : llvm::enumerate(op->getResults()))
+      sources[r] = {n, static_cast<unsigned>(i)};
+    nodeOfOp[op] = n;
+    members.push_back({op, n});
+    return;
+  }
   if (const ShardingRule *rule = rules.get(op))
     return addRuledOp(op, *rule);
   // One strategy: what a constraint says, or replicated.
@@ -284,6 +319,8 @@ void Planner::addOp(Operation *op) {
   for (auto [i, r] : llvm::enumerate(op->getResults()))
     sources[r] = {static_cast<unsigned>(nodes.size()),
                   static_cast<unsigned>(i)};
+  nodeOfOp[op] = nodes.size();
+  members.push_back({op, static_cast<unsigned>(nodes.size())});
   nodes.push_back(std::move(node));
 }
 
@@ -341,11 +378,62 @@ double Planner::reshardSeconds(RankedTensorType type,
   return seconds;
 }
 
+void Planner::mapNested(Operation *rep, Operation *other) {
+  for (auto [ra, rb] : llvm::zip(rep->getRegions(), other->getRegions()))
+    for (auto [ba, bb] : llvm::zip(ra, rb))
+      for (auto [oa, ob] : llvm::zip(ba, bb)) {
+        repOps[&ob] = &oa;
+        mapNested(&oa, &ob);
+      }
+}
+
+void Planner::foldRepeats() {
+  Block &body = func.getFunctionBody().front();
+  LayerFinder finder(&body);
+  finder.collect();
+  LayerRepeats found = finder.search(kMinLayerOps);
+  if (!found.saved())
+    return;
+  ArrayRef<Operation *> first = finder.repeat(found.start, found.period, 0);
+  llvm::DenseSet<Operation *> inFirst(first.begin(), first.end());
+  SmallVector<Value> externals, others;
+  DenseMap<Value, unsigned> index;
+  finder.collectExternals(first, inFirst, externals, index);
+  auto argNumber = [&](Value v) -> int {
+    auto arg = dyn_cast<BlockArgument>(v);
+    return arg && arg.getOwner() == &body ? arg.getArgNumber() : -1;
+  };
+  for (unsigned k = 1; k < found.repeats; ++k) {
+    ArrayRef<Operation *> other = finder.repeat(found.start, found.period, k);
+    llvm::DenseSet<Operation *> inOther(other.begin(), other.end());
+    if (!finder.sameRepeat(first, other, inOther, index, others))
+      break;
+    for (auto [a, b] : llvm::zip(first, other)) {
+      repOps[b] = a;
+      mapNested(a, b);
+    }
+    // A weight of this repeat alone takes the first's place, unless a
+    // constraint fixes it to another sharding than the first's.
+    for (auto [x, y] : llvm::zip(externals, others)) {
+      int xi = argNumber(x), yi = argNumber(y);
+      if (x == y || xi < 0 || yi < 0 || !isTensor(y) ||
+          llvm::any_of(y.getUsers(), [&](Operation *user) {
+            return !inOther.contains(finder.topLevel(user));
+          }))
+        continue;
+      const std::optional<TensorSharding> &fx = constraints.arguments[xi];
+      const std::optional<TensorSharding> &fy = constraints.arguments[yi];
+      if (fy && (!fx || *fx != *fy))
+        continue;
+      repArgs[y] = x;
+    }
+  }
+}
+
 void Planner::addEdges() {
-  for (auto [v, node] : llvm::enumerate(nodes)) {
-    if (!node.op)
-      continue;
-    for (auto [k, operand] : llvm::enumerate(node.op->getOperands())) {
+  for (auto [op, v] : members) {
+    Node &node = nodes[v];
+    for (auto [k, operand] : llvm::enumerate(op->getOperands())) {
       if (!isTensor(operand) || isRematerializable(operand))
         continue;
       auto type = cast<RankedTensorType>(operand.getType());
@@ -380,6 +468,13 @@ void Planner::addEdges() {
       }
       if (!any)
         continue;
+      // A repeat's output read by the next repeat's same op: the node pays
+      // for its own strategy met again.
+      if (source && source->node == v) {
+        for (unsigned j = 0; j < numTo; ++j)
+          node.strategies[j].communicationSeconds += seconds[j * numTo + j];
+        continue;
+      }
       // One end with one strategy: the cost belongs to the other end.
       if (numFrom == 1 || !source) {
         for (unsigned j = 0; j < numTo; ++j)
@@ -508,6 +603,11 @@ LogicalResult Planner::solve(SmallVectorImpl<unsigned> &chosen) {
   Cbc_setAllowableGap(model.get(), 0);
   Cbc_setAllowableFractionGap(model.get(), 0);
   Cbc_solve(model.get());
+  LLVM_DEBUG(llvm::dbgs() << "auto-plan: " << nodes.size() << " nodes, "
+                          << edges.size() << " edges, " << columns
+                          << " columns, " << Cbc_getNumRows(model.get())
+                          << " rows; " << Cbc_getNodeCount(model.get())
+                          << " branch-and-bound nodes\n");
   if (!Cbc_isProvenOptimal(model.get()))
     return mlir::emitError(func.getLoc())
            << "auto-plan: the solver found no optimal plan (CBC status "
@@ -527,16 +627,35 @@ LogicalResult Planner::solve(SmallVectorImpl<unsigned> &chosen) {
 }
 
 FailureOr<FunctionPlan> Planner::run() {
+  foldRepeats();
   for (BlockArgument arg : func.getArguments())
-    if (isTensor(arg))
+    if (isTensor(arg) && !repArgs.count(arg))
       addArgument(arg);
+  for (auto [arg, rep] : repArgs) {
+    Source source = sources.lookup(rep);
+    sources[arg] = source;
+    ++nodes[source.node].multiplicity;
+  }
   func.getFunctionBody().walk<WalkOrder::PreOrder>([&](Operation *op) {
     bool ruled = rules.get(op);
-    if (ruled || llvm::any_of(op->getOperands(), isTensor) ||
-        llvm::any_of(op->getResults(), isTensor))
+    // What carries no data (tensor.empty, its fills, splat constants) is
+    // made in whatever sharding each user needs: no choice to plan.
+    bool dataless =
+        op->getNumResults() > 0 && llvm::all_of(op->getResults(), [](Value r) {
+          return isTensor(r) && isRematerializable(r);
+        });
+    if (!dataless && (ruled || llvm::any_of(op->getOperands(), isTensor) ||
+                      llvm::any_of(op->getResults(), isTensor)))
       addOp(op);
     return ruled ? WalkResult::skip() : WalkResult::advance();
   });
+  // A node's compute and bytes count once per op it stands for; its edges
+  // were added once per real edge.
+  for (Node &node : nodes)
+    for (Strategy &s : node.strategies) {
+      s.computeSeconds *= node.multiplicity;
+      s.bytes *= node.multiplicity;
+    }
   addEdges();
   SmallVector<unsigned> chosen;
   if (failed(solve(chosen)))
@@ -551,9 +670,13 @@ FailureOr<FunctionPlan> Planner::run() {
     plan.argumentBytes += s.bytes;
     if (node.argument >= 0)
       plan.arguments[node.argument] = s.results.front();
-    else if (rules.get(node.op))
-      plan.decisions[node.op] = s.decision;
   }
+  for (auto [arg, rep] : repArgs)
+    plan.arguments[cast<BlockArgument>(arg).getArgNumber()] =
+        plan.arguments[cast<BlockArgument>(rep).getArgNumber()];
+  for (auto [op, n] : members)
+    if (rules.get(op))
+      plan.decisions[op] = nodes[n].strategies[chosen[n]].decision;
   for (auto &entry : edges) {
     const Edge &edge = entry.second;
     plan.communicationSeconds +=

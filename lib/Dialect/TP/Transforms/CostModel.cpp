@@ -119,7 +119,7 @@ std::optional<MachineModel> MachineModel::load(StringRef nameOrPath,
   if (!buffer) {
     error = ("cannot read the machine model '" + nameOrPath +
              "': " + buffer.getError().message() +
-             " (expected \"h200\" or a machine-model file, docs/cost-model.md)")
+             " (expected \"h200\" or a file written by tprt-bench --calibrate)")
                 .str();
     return std::nullopt;
   }

@@ -6,7 +6,7 @@
 // RUN: not tp-opt %s --tp-propagate="auto-plan memory-per-device=lots" 2>&1 | FileCheck %s --check-prefix=SIZE
 // SIZE: error: tp-propagate: memory-per-device='lots' is not a size: expected a positive number of bytes with an optional unit (B, KB, MB, GB, TB, KiB, MiB, GiB, TiB), e.g. 80GB
 // RUN: not tp-opt %s --tp-propagate="auto-plan cost-model=%S/Inputs/missing.json" 2>&1 | FileCheck %s --check-prefix=MISSING
-// MISSING: error: tp-propagate: cost-model: cannot read the machine model '{{.*}}missing.json': {{.*}} (expected "h200" or a machine-model file, docs/cost-model.md)
+// MISSING: error: tp-propagate: cost-model: cannot read the machine model '{{.*}}missing.json': {{.*}} (expected "h200" or a file written by tprt-bench --calibrate)
 // RUN: not tp-opt %s --tp-propagate="auto-plan cost-model=%S/Inputs/negative-bandwidth.json" 2>&1 | FileCheck %s --check-prefix=NEGATIVE
 // NEGATIVE: error: tp-propagate: cost-model: machine model '{{.*}}negative-bandwidth.json': collectives.reduce_scatter."bus_bytes_per_second" is -1; expected a positive number
 // RUN: not tp-opt %s --tp-propagate="auto-plan cost-model=%s" 2>&1 | FileCheck %s --check-prefix=NOTJSON

@@ -24,6 +24,13 @@
 // sums tied to both ends, as Alpa's intra-operator pass writes it), solved
 // by COIN-OR CBC. Ties go to the plan holding fewer bytes.
 //
+// Repeated layers (RepeatedLayers.h) are planned once: every later repeat's
+// ops and weights join the first repeat's nodes, whose compute and bytes
+// count once per member and whose edges once per real edge (a repeat's
+// output read by the next repeat becomes an edge of the first repeat to
+// itself). The plan is the best of those that give every repeat the same
+// plan, and the programme is one layer's size at any depth.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef TP_DIALECT_TP_TRANSFORMS_AUTOPLAN_H

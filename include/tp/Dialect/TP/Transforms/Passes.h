@@ -68,7 +68,7 @@ struct SPMDPipelineOptions : public PassPipelineOptions<SPMDPipelineOptions> {
   PassOptions::Option<std::string> costModel{
       *this, "cost-model",
       llvm::cl::desc("With auto-plan: the machine model, \"h200\" or a file "
-                     "in the machine-model format (docs/cost-model.md)"),
+                     "written by tprt-bench --calibrate (docs/cost-model.md)"),
       llvm::cl::init("h200")};
 };
 

@@ -160,7 +160,7 @@ def PropagatePass : Pass<"tp-propagate", "::mlir::ModuleOp"> {
            "no budget">,
     Option<"costModel", "cost-model", "std::string", /*default=*/"\"h200\"",
            "With auto-plan: the machine model, `h200` (built in: one H200 of "
-           "an NVLink node) or a machine-model file (JSON, docs/cost-model.md)">
+           "an NVLink node) or a machine-model file measured by `tprt-bench --calibrate FILE` (docs/cost-model.md)">
   ];
 }
 

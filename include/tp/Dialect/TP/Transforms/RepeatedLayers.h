@@ -1,0 +1,114 @@
+//===- RepeatedLayers.h - Finding a model's repeated layers -----*- C++ -*-===//
+//
+// Part of tp-mlir, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// Runs of structurally identical op sequences in a function's body (a
+// model's layers), as --tp-outline-repeated-layers outlines them and the
+// automatic planner gives them one plan:
+// 1. Every op of the body but the terminator and the leaves (ops without
+//    operands, regions or side effects: constants, tensor.empty) gets a
+//    structural hash that ignores which values its operands are: only their
+//    types count, and for an operand made by a leaf, the leaf.
+// 2. Candidate periods are the distances between consecutive ops of equal
+//    hash, the most frequent first. For a period L, a run of positions i with
+//    hash[i] == hash[i + L] at least L long holds N >= 2 repeats of L ops.
+// 3. Each repeat is checked against the first, op for op: structure, and
+//    dataflow (an operand comes from the same op of the same repeat, from an
+//    equal leaf, or from outside the repeat in the same places as in the
+//    first); the candidate ends at the first repeat that differs.
+// The work is linear in the body's size per candidate period, and a handful
+// of periods are tried.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TP_DIALECT_TP_TRANSFORMS_REPEATEDLAYERS_H
+#define TP_DIALECT_TP_TRANSFORMS_REPEATEDLAYERS_H
+
+#include "mlir/IR/Block.h"
+#include "mlir/IR/Operation.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+
+namespace mlir::tp {
+
+/// A leaf is rebuilt wherever it is needed instead of being passed around:
+/// no operands, no regions, one result, no side effects.
+bool isLeaf(Operation *op);
+/// The leaf of `body` that defines `v`, or null.
+Operation *leafOf(Value v, Block *body);
+
+/// `repeats` runs of `period` ops from position `start` of the searched ops.
+struct LayerRepeats {
+  unsigned start = 0, period = 0, repeats = 0;
+  unsigned saved() const { return repeats > 1 ? (repeats - 1) * period : 0; }
+};
+
+/// One function's body as the search sees it.
+class LayerFinder {
+public:
+  explicit LayerFinder(Block *body) : body(body) {}
+
+  /// The ops of the body the search is about (no leaves, no terminator),
+  /// recomputed after each change of the body.
+  void collect() {
+    ops.clear();
+    for (Operation &op : body->without_terminator())
+      if (!isLeaf(&op))
+        ops.push_back(&op);
+  }
+
+  /// The repeats that save the most ops (none: `saved()` is 0), with at
+  /// least `minPeriod` ops each.
+  LayerRepeats search(unsigned minPeriod) const;
+  /// How many of `c`'s repeats, from the first, compute the same.
+  unsigned checkedRepeats(const LayerRepeats &c) const;
+
+  ArrayRef<Operation *> repeat(unsigned start, unsigned period,
+                               unsigned index) const {
+    return ArrayRef<Operation *>(ops).slice(start + index * period, period);
+  }
+
+  /// The top-level op of the body that holds (or is) `owner`; null for the
+  /// body's own arguments.
+  Operation *topLevel(Operation *owner) const {
+    return owner ? body->findAncestorOpInBlock(*owner) : nullptr;
+  }
+  Operation *topLevelDef(Value v) const {
+    if (Operation *def = v.getDefiningOp())
+      return topLevel(def);
+    Block *block = cast<BlockArgument>(v).getOwner();
+    return block == body ? nullptr : topLevel(block->getParentOp());
+  }
+
+  /// The values the first repeat reads from outside itself (not leaves), in
+  /// order of first use.
+  void collectExternals(ArrayRef<Operation *> first,
+                        const llvm::DenseSet<Operation *> &inFirst,
+                        SmallVectorImpl<Value> &externals,
+                        DenseMap<Value, unsigned> &index) const;
+
+  /// Whether repeat `other` computes what `first` does, op for op. On
+  /// success `externals` holds the values it reads in place of the first's
+  /// (`firstIndex` numbers those).
+  bool sameRepeat(ArrayRef<Operation *> first, ArrayRef<Operation *> other,
+                  const llvm::DenseSet<Operation *> &inOther,
+                  const DenseMap<Value, unsigned> &firstIndex,
+                  SmallVectorImpl<Value> &externals) const;
+
+  Block *body;
+  SmallVector<Operation *> ops;
+
+private:
+  bool sameOp(Operation *a, Operation *b,
+              const llvm::DenseSet<Operation *> &inOther,
+              const DenseMap<Value, unsigned> &firstIndex,
+              DenseMap<Value, unsigned> &otherIndex,
+              DenseMap<Value, Value> &inner,
+              SmallVectorImpl<Value> &externals) const;
+};
+
+} // namespace mlir::tp
+
+#endif // TP_DIALECT_TP_TRANSFORMS_REPEATEDLAYERS_H
