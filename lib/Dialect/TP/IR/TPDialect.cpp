@@ -182,6 +182,15 @@ LogicalResult TPDialect::verifyOperationAttribute(Operation *op,
              << "' must be a string on a module, got " << attr.getValue();
     return success();
   }
+  if (name == kPlanAttrName) {
+    if (!isa<FunctionOpInterface>(op) || !isa<DictionaryAttr>(attr.getValue()))
+      return op->emitOpError()
+             << "'" << kPlanAttrName
+             << "' must be a dictionary on a function (what auto-plan "
+                "chose and why), got "
+             << attr.getValue();
+    return success();
+  }
   if (name == kShardingAttrName)
     return op->emitOpError()
            << "'" << kShardingAttrName
@@ -191,5 +200,5 @@ LogicalResult TPDialect::verifyOperationAttribute(Operation *op,
                            << "'; expected one of '" << kShardingsAttrName
                            << "', '" << kSpmdAttrName << "', '"
                            << kOriginsAttrName << "', '" << kManifestAttrName
-                           << "'";
+                           << "', '" << kPlanAttrName << "'";
 }

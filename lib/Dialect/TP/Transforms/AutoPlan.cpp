@@ -120,7 +120,17 @@ private:
   double reshardSeconds(RankedTensorType type, const TensorSharding &from,
                         const TensorSharding &to);
   void addEdges();
-  LogicalResult solve(SmallVectorImpl<unsigned> &chosen);
+  /// The best plan (one strategy per node). With `forbidden` (a node and
+  /// one of its strategies), the best plan without that strategy, within
+  /// the budget or (`ignoreBudget`) not, failing quietly when there is none.
+  LogicalResult
+  solve(SmallVectorImpl<unsigned> &chosen,
+        std::optional<std::pair<unsigned, unsigned>> forbidden = std::nullopt,
+        bool ignoreBudget = false);
+  struct Totals {
+    double compute = 0, communication = 0, bytes = 0;
+  };
+  Totals totalsOf(ArrayRef<unsigned> chosen) const;
 
   FunctionOpInterface func;
   MeshOp mesh;
@@ -501,7 +511,11 @@ void Planner::addEdges() {
   }
 }
 
-LogicalResult Planner::solve(SmallVectorImpl<unsigned> &chosen) {
+LogicalResult
+Planner::solve(SmallVectorImpl<unsigned> &chosen,
+               std::optional<std::pair<unsigned, unsigned>> forbidden,
+               bool ignoreBudget) {
+  bool budget = options.memoryPerDevice > 0 && !ignoreBudget;
   // Seconds in microseconds; a tie goes to fewer bytes (one microsecond per
   // gigabyte: far below any modelled difference).
   constexpr double kScale = 1e6, kPerByte = 1e-9;
@@ -521,14 +535,20 @@ LogicalResult Planner::solve(SmallVectorImpl<unsigned> &chosen) {
     }
     node.column = columns;
     for (const Strategy &s : node.strategies) {
-      Cbc_addCol(model.get(), "", 0, 1,
+      bool allowed =
+          !forbidden ||
+          forbidden->first != static_cast<unsigned>(&node - &nodes[0]) ||
+          forbidden->second != static_cast<unsigned>(&s - &node.strategies[0]);
+      Cbc_addCol(model.get(), "", 0, allowed ? 1 : 0,
                  (s.computeSeconds + s.communicationSeconds) * kScale +
                      s.bytes * kPerByte,
                  1, 0, nullptr, nullptr);
       ++columns;
     }
   }
-  if (options.memoryPerDevice > 0 && leastBytes > options.memoryPerDevice)
+  if (budget && leastBytes > options.memoryPerDevice && forbidden)
+    return failure();
+  if (budget && leastBytes > options.memoryPerDevice)
     return mlir::emitError(func.getLoc())
            << "auto-plan: no plan fits memory-per-device="
            << static_cast<uint64_t>(options.memoryPerDevice)
@@ -583,7 +603,7 @@ LogicalResult Planner::solve(SmallVectorImpl<unsigned> &chosen) {
       addMarginal(edge.column + j, numFrom, numTo, nodes[edge.to].column + j);
   }
   // The budget.
-  if (options.memoryPerDevice > 0) {
+  if (budget) {
     cols.clear();
     coefs.clear();
     for (const Node &node : nodes)
@@ -608,6 +628,8 @@ LogicalResult Planner::solve(SmallVectorImpl<unsigned> &chosen) {
                           << " columns, " << Cbc_getNumRows(model.get())
                           << " rows; " << Cbc_getNodeCount(model.get())
                           << " branch-and-bound nodes\n");
+  if (!Cbc_isProvenOptimal(model.get()) && forbidden)
+    return failure();
   if (!Cbc_isProvenOptimal(model.get()))
     return mlir::emitError(func.getLoc())
            << "auto-plan: the solver found no optimal plan (CBC status "
@@ -663,13 +685,36 @@ FailureOr<FunctionPlan> Planner::run() {
 
   FunctionPlan plan;
   plan.arguments.resize(func.getNumArguments());
-  for (auto [n, node] : llvm::enumerate(nodes)) {
-    const Strategy &s = node.strategies[chosen[n]];
-    plan.computeSeconds += s.computeSeconds;
-    plan.communicationSeconds += s.communicationSeconds;
-    plan.argumentBytes += s.bytes;
+  Totals totals = totalsOf(chosen);
+  plan.computeSeconds = totals.compute;
+  plan.communicationSeconds = totals.communication;
+  plan.argumentBytes = totals.bytes;
+  for (auto [n, node] : llvm::enumerate(nodes))
     if (node.argument >= 0)
-      plan.arguments[node.argument] = s.results.front();
+      plan.arguments[node.argument] =
+          node.strategies[chosen[n]].results.front();
+  // Each weight's runner-up: the best plan in which it is split otherwise,
+  // within the budget, or, when none fits, the best over it (whose bytes
+  // say why it lost).
+  for (auto [n, node] : llvm::enumerate(nodes)) {
+    if (node.argument < 0 || node.strategies.size() < 2 ||
+        cast<RankedTensorType>(func.getArgument(node.argument).getType())
+                .getRank() < 2)
+      continue;
+    WeightChoice weight;
+    weight.argument = node.argument;
+    weight.layers = node.multiplicity;
+    weight.chosen = *node.strategies[chosen[n]].results.front();
+    SmallVector<unsigned> other;
+    auto without = std::make_pair(static_cast<unsigned>(n), chosen[n]);
+    if (succeeded(solve(other, without)) ||
+        succeeded(solve(other, without, /*ignoreBudget=*/true))) {
+      Totals t = totalsOf(other);
+      weight.runnerUp = *node.strategies[other[n]].results.front();
+      weight.runnerUpSeconds = t.compute + t.communication;
+      weight.runnerUpBytes = t.bytes;
+    }
+    plan.weights.push_back(std::move(weight));
   }
   for (auto [arg, rep] : repArgs)
     plan.arguments[cast<BlockArgument>(arg).getArgNumber()] =
@@ -677,13 +722,24 @@ FailureOr<FunctionPlan> Planner::run() {
   for (auto [op, n] : members)
     if (rules.get(op))
       plan.decisions[op] = nodes[n].strategies[chosen[n]].decision;
+  return plan;
+}
+
+Planner::Totals Planner::totalsOf(ArrayRef<unsigned> chosen) const {
+  Totals t;
+  for (auto [n, node] : llvm::enumerate(nodes)) {
+    const Strategy &s = node.strategies[chosen[n]];
+    t.compute += s.computeSeconds;
+    t.communication += s.communicationSeconds;
+    t.bytes += s.bytes;
+  }
   for (auto &entry : edges) {
     const Edge &edge = entry.second;
-    plan.communicationSeconds +=
+    t.communication +=
         edge.seconds[chosen[edge.from] * nodes[edge.to].strategies.size() +
                      chosen[edge.to]];
   }
-  return plan;
+  return t;
 }
 
 } // namespace

@@ -91,6 +91,9 @@ private:
   void propagate();
   /// Sets every value's state from the planner's choice.
   LogicalResult applyPlan(MeshOp mesh, const AutoPlanOptions &autoPlan);
+  /// Records the plan's figures and each weight's runner-up on the function
+  /// (`tp.plan`, what --tp-report explains).
+  void writePlanRecord(MeshOp mesh, const AutoPlanOptions &autoPlan);
   void write();
 
   /// Gives `v` the sharding `s` if it only adds axes to what `v` has.
@@ -359,6 +362,7 @@ LogicalResult FunctionPropagator::applyPlan(MeshOp mesh,
   if (failed(planned))
     return failure();
   plan = std::move(*planned);
+  writePlanRecord(mesh, autoPlan);
   StringRef origin = save("auto-plan");
   for (auto [arg, s] : llvm::zip(func.getArguments(), plan->arguments)) {
     ValueState &state = states[arg];
@@ -377,6 +381,43 @@ LogicalResult FunctionPropagator::applyPlan(MeshOp mesh,
     return rule ? WalkResult::skip() : WalkResult::advance();
   });
   return success();
+}
+
+void FunctionPropagator::writePlanRecord(MeshOp mesh,
+                                         const AutoPlanOptions &autoPlan) {
+  Builder b(func->getContext());
+  SmallVector<Attribute> weights;
+  for (const WeightChoice &w : plan->weights) {
+    SmallVector<NamedAttribute> fields = {
+        b.getNamedAttr("argument", b.getI64IntegerAttr(w.argument)),
+        b.getNamedAttr("layers", b.getI64IntegerAttr(w.layers)),
+        b.getNamedAttr("type",
+                       TypeAttr::get(func.getArgument(w.argument).getType())),
+        b.getNamedAttr("sharding", attrOf(w.chosen))};
+    if (w.runnerUp) {
+      fields.push_back(b.getNamedAttr("runner_up", attrOf(*w.runnerUp)));
+      fields.push_back(b.getNamedAttr("runner_up_seconds",
+                                      b.getF64FloatAttr(w.runnerUpSeconds)));
+      fields.push_back(b.getNamedAttr("runner_up_bytes",
+                                      b.getF64FloatAttr(w.runnerUpBytes)));
+    }
+    weights.push_back(b.getDictionaryAttr(fields));
+  }
+  func->setAttr(
+      TPDialect::kPlanAttrName,
+      b.getDictionaryAttr(
+          {b.getNamedAttr("cost_model",
+                          b.getStringAttr(autoPlan.machine->name)),
+           b.getNamedAttr("memory_per_device",
+                          b.getF64FloatAttr(autoPlan.memoryPerDevice)),
+           b.getNamedAttr("compute_seconds",
+                          b.getF64FloatAttr(plan->computeSeconds)),
+           b.getNamedAttr("communication_seconds",
+                          b.getF64FloatAttr(plan->communicationSeconds)),
+           b.getNamedAttr("argument_bytes",
+                          b.getF64FloatAttr(plan->argumentBytes)),
+           b.getNamedAttr("weights", b.getArrayAttr(weights))}));
+  (void)mesh;
 }
 
 LogicalResult FunctionPropagator::run(MeshOp mesh,

@@ -19,6 +19,7 @@
 
 #include "tp/Dialect/TP/IR/TPOps.h"
 #include "tp/Dialect/TP/Transforms/CostModel.h"
+#include "tp/Dialect/TP/Transforms/FactorProjection.h"
 #include "tp/Dialect/TP/Transforms/Resharding.h"
 
 #include "mlir/IR/AsmState.h"
@@ -58,6 +59,30 @@ struct ValueEntry {
   double bytes;
 };
 
+template <typename T> std::string str(const T &thing) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << thing;
+  return text;
+}
+
+/// A weight as auto-plan chose it (`tp.plan`).
+struct WeightEntry {
+  std::string name, type, sharding, split;
+  int64_t layers = 1;
+  bool hasRunnerUp = false;
+  std::string runnerUp, runnerUpSplit;
+  double runnerUpSeconds = 0, runnerUpBytes = 0;
+  bool overBudget = false;
+};
+
+struct PlanEntry {
+  std::string costModel;
+  double budget = 0, computeSeconds = 0, communicationSeconds = 0,
+         argumentBytes = 0;
+  SmallVector<WeightEntry> weights;
+};
+
 struct FunctionReport {
   std::string name;
   std::string mesh;
@@ -68,13 +93,73 @@ struct FunctionReport {
   double argumentBytes = 0;
   double peakLiveBytes = 0;
   SmallVector<ValueEntry> largest;
+  std::optional<PlanEntry> plan;
 };
 
-template <typename T> std::string str(const T &thing) {
-  std::string text;
+/// A weight's split in Megatron-LM's words: a [in, out] matrix split by
+/// columns is column-parallel, by rows row-parallel.
+std::string splitName(ShardingAttr s) {
+  TensorSharding t = TensorSharding::fromAttr(s);
+  SmallVector<unsigned> split;
+  for (auto [d, axes] : llvm::enumerate(t.dims))
+    if (!axes.empty())
+      split.push_back(d);
+  if (split.empty())
+    return "replicated";
+  if (t.dims.size() == 2 && split.size() == 1)
+    return split[0] == 1 ? "column-parallel" : "row-parallel";
+  std::string text = "split along dimension";
+  text += split.size() > 1 ? "s " : " ";
   llvm::raw_string_ostream os(text);
-  os << thing;
+  llvm::interleave(split, os, ", ");
   return text;
+}
+
+/// What `tp.plan` on `func` says, if it has one.
+std::optional<PlanEntry> planOf(FunctionOpInterface func) {
+  auto dict = func->getAttrOfType<DictionaryAttr>(TPDialect::kPlanAttrName);
+  if (!dict)
+    return std::nullopt;
+  auto number = [](DictionaryAttr d, StringRef key) {
+    auto f = d.getAs<FloatAttr>(key);
+    return f ? f.getValueAsDouble() : 0.0;
+  };
+  PlanEntry p;
+  if (auto name = dict.getAs<StringAttr>("cost_model"))
+    p.costModel = name.str();
+  p.budget = number(dict, "memory_per_device");
+  p.computeSeconds = number(dict, "compute_seconds");
+  p.communicationSeconds = number(dict, "communication_seconds");
+  p.argumentBytes = number(dict, "argument_bytes");
+  auto weights = dict.getAs<ArrayAttr>("weights");
+  for (Attribute a : weights ? weights.getValue() : ArrayRef<Attribute>()) {
+    auto w = dyn_cast<DictionaryAttr>(a);
+    auto argument = w ? w.getAs<IntegerAttr>("argument") : IntegerAttr();
+    auto sharding = w ? w.getAs<ShardingAttr>("sharding") : ShardingAttr();
+    if (!argument || !sharding ||
+        argument.getInt() >= static_cast<int64_t>(func.getNumArguments()))
+      continue;
+    WeightEntry e;
+    e.name = "%arg" + std::to_string(argument.getInt());
+    // The global type, as planned (in local form the argument is a shard).
+    auto type = w.getAs<TypeAttr>("type");
+    e.type = str(type ? type.getValue()
+                      : func.getArgument(argument.getInt()).getType());
+    e.sharding = str(sharding);
+    e.split = splitName(sharding);
+    if (auto layers = w.getAs<IntegerAttr>("layers"))
+      e.layers = layers.getInt();
+    if (auto runnerUp = w.getAs<ShardingAttr>("runner_up")) {
+      e.hasRunnerUp = true;
+      e.runnerUp = str(runnerUp);
+      e.runnerUpSplit = splitName(runnerUp);
+      e.runnerUpSeconds = number(w, "runner_up_seconds");
+      e.runnerUpBytes = number(w, "runner_up_bytes");
+      e.overBudget = p.budget > 0 && e.runnerUpBytes > p.budget;
+    }
+    p.weights.push_back(std::move(e));
+  }
+  return p;
 }
 
 double typeBytes(ShapedType type) {
@@ -142,6 +227,7 @@ FunctionReport reportFunction(FunctionOpInterface func, MeshOp mesh) {
   r.mesh = str(mesh.getSymName());
   r.devices = mesh.getNumDevices();
   r.local = func->hasAttr(TPDialect::kSpmdAttrName);
+  r.plan = planOf(func);
 
   // Per-device type of a value: its own type in local form, its shard type
   // under its sharding in global form.
@@ -361,6 +447,34 @@ void printText(llvm::raw_ostream &os, const FunctionReport &r, MeshOp mesh) {
   for (const ValueEntry &v : r.largest)
     os << llvm::formatv("    largest: {0} : {1} ({2} B)\n", v.name, v.type,
                         whole(v.bytes));
+  if (!r.plan)
+    return;
+  const PlanEntry &p = *r.plan;
+  double total = p.computeSeconds + p.communicationSeconds;
+  os << "  plan (auto-plan, cost model " << p.costModel << ", "
+     << (p.budget > 0 ? llvm::formatv("{0} B per device", whole(p.budget)).str()
+                      : std::string("no memory budget"))
+     << "):\n";
+  os << llvm::formatv("    modelled step per device: {0:f2} us (compute "
+                      "{1:f2} us, communication {2:f2} us); arguments {3} B\n",
+                      total * 1e6, p.computeSeconds * 1e6,
+                      p.communicationSeconds * 1e6, whole(p.argumentBytes));
+  for (const WeightEntry &w : p.weights) {
+    os << "    " << w.name << " : " << w.type << " " << w.split << " "
+       << w.sharding;
+    if (w.layers > 1)
+      os << " (layer x" << w.layers << ")";
+    os << "\n";
+    if (!w.hasRunnerUp)
+      continue;
+    os << llvm::formatv(
+        "      runner-up {0} {1}: {2:f2} us modelled ({3}{4:f2} "
+        "us), {5} B per device{6}\n",
+        w.runnerUpSplit, w.runnerUp, w.runnerUpSeconds * 1e6,
+        w.runnerUpSeconds >= total ? "+" : "-",
+        std::abs(w.runnerUpSeconds - total) * 1e6, whole(w.runnerUpBytes),
+        w.overBudget ? " (over budget)" : "");
+  }
 }
 
 llvm::json::Value toJson(const FunctionReport &r) {
@@ -399,7 +513,7 @@ llvm::json::Value toJson(const FunctionReport &r) {
   for (const ValueEntry &v : r.largest)
     largest.push_back(llvm::json::Object{
         {"name", v.name}, {"type", v.type}, {"bytes", v.bytes}});
-  return llvm::json::Object{
+  llvm::json::Object json{
       {"function", r.name},
       {"mesh", r.mesh},
       {"devices", r.devices},
@@ -410,6 +524,31 @@ llvm::json::Value toJson(const FunctionReport &r) {
       {"memory", llvm::json::Object{{"argument_bytes", r.argumentBytes},
                                     {"peak_live_bytes", r.peakLiveBytes},
                                     {"largest", std::move(largest)}}}};
+  if (r.plan) {
+    llvm::json::Array weights;
+    for (const WeightEntry &w : r.plan->weights) {
+      llvm::json::Object o{{"name", w.name},
+                           {"type", w.type},
+                           {"sharding", w.sharding},
+                           {"split", w.split},
+                           {"layers", w.layers}};
+      if (w.hasRunnerUp)
+        o["runner_up"] = llvm::json::Object{{"sharding", w.runnerUp},
+                                            {"split", w.runnerUpSplit},
+                                            {"seconds", w.runnerUpSeconds},
+                                            {"argument_bytes", w.runnerUpBytes},
+                                            {"over_budget", w.overBudget}};
+      weights.push_back(std::move(o));
+    }
+    json["plan"] = llvm::json::Object{
+        {"cost_model", r.plan->costModel},
+        {"memory_per_device", r.plan->budget},
+        {"compute_seconds", r.plan->computeSeconds},
+        {"communication_seconds", r.plan->communicationSeconds},
+        {"argument_bytes", r.plan->argumentBytes},
+        {"weights", std::move(weights)}};
+  }
+  return json;
 }
 
 struct ReportPass : public tp::impl::ReportPassBase<ReportPass> {

@@ -77,6 +77,7 @@ def TP_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kOriginAttrName = "tp.origin";
     static constexpr ::llvm::StringLiteral kNameAttrName = "tp.name";
     static constexpr ::llvm::StringLiteral kManifestAttrName = "tp.manifest";
+    static constexpr ::llvm::StringLiteral kPlanAttrName = "tp.plan";
 
   private:
     void registerAttributes();

@@ -60,6 +60,18 @@ struct PlanConstraints {
   SmallVector<std::optional<TensorSharding>> results;
 };
 
+/// A weight's sharding in the plan, and the best plan that splits it
+/// otherwise (the runner-up), for the report.
+struct WeightChoice {
+  unsigned argument = 0;
+  /// The repeats of its layer it stands for (1: no repeat).
+  unsigned layers = 1;
+  TensorSharding chosen;
+  /// None when the weight has no other sharding.
+  std::optional<TensorSharding> runnerUp;
+  double runnerUpSeconds = 0, runnerUpBytes = 0;
+};
+
 /// The chosen plan of one function.
 struct FunctionPlan {
   /// Per function argument (none for a non-tensor).
@@ -71,6 +83,9 @@ struct FunctionPlan {
   double communicationSeconds = 0;
   /// Bytes of the arguments on one device.
   double argumentBytes = 0;
+  /// Per weight (open argument of rank 2 or more; one per repeated layer),
+  /// its choice and runner-up.
+  SmallVector<WeightChoice> weights;
 };
 
 /// Plans `func` over `mesh`. Fails with a diagnostic on the function when no

@@ -294,7 +294,14 @@ def ReportPass : Pass<"tp-report", "::mlir::ModuleOp"> {
       become;
     - totals per kind;
     - per-device memory: the arguments' bytes, the peak bytes of tensors live
-      at once (program order), and the largest tensors.
+      at once (program order), and the largest tensors;
+    - for a function planned by auto-plan (its `tp.plan`): the cost model,
+      the budget, the modelled step per device (compute, communication), and
+      for each weight its split (replicated, column-parallel, row-parallel,
+      ...; "layer xN" for a repeated layer's) and its runner-up: the best plan
+      that splits it otherwise, within the budget when one fits, with its
+      modelled time (and the difference) and bytes, "(over budget)" when no
+      other split fits.
     The module is not changed. Text by default; `format=json` prints one
     JSON object for tools. The report goes to stderr, or to `output`.
 
