@@ -112,6 +112,12 @@ private:
   void addArgument(BlockArgument arg);
   void addOp(Operation *op);
   void addRuledOp(Operation *op, const ShardingRule &rule);
+  /// Calls `leaf` for every way of putting each mesh axis that splits (in
+  /// mesh order) on one of `numSlots` slots or on none, where slot i only
+  /// takes axes whose group size divides `sizeOf(i)` (0: it takes none).
+  void forEachAssignment(unsigned numSlots,
+                         function_ref<int64_t(unsigned)> sizeOf,
+                         function_ref<void(ArrayRef<AxisList>)> leaf) const;
   /// Every sharding of `type` that splits dimensions by mesh axes (in mesh
   /// order) into equal blocks.
   SmallVector<TensorSharding> shardingsOf(RankedTensorType type) const;
@@ -155,27 +161,40 @@ private:
   DenseMap<std::tuple<Attribute, Attribute, Type>, double> reshardCache;
 };
 
-SmallVector<TensorSharding> Planner::shardingsOf(RankedTensorType type) const {
-  SmallVector<TensorSharding> out;
-  TensorSharding s = TensorSharding::replicated(type.getRank());
+void Planner::forEachAssignment(
+    unsigned numSlots, function_ref<int64_t(unsigned)> sizeOf,
+    function_ref<void(ArrayRef<AxisList>)> leaf) const {
+  SmallVector<AxisList> slots(numSlots);
   std::function<void(unsigned)> visit = [&](unsigned a) {
-    if (a == splitAxes.size()) {
-      out.push_back(s);
-      return;
-    }
+    if (a == splitAxes.size())
+      return leaf(slots);
     visit(a + 1);
     auto [name, size] = splitAxes[a];
-    for (int64_t d = 0; d < type.getRank(); ++d) {
-      int64_t dim = type.getDimSize(d);
-      if (ShapedType::isDynamic(dim) ||
-          dim % (axes.groupSize(s.dims[d]) * size) != 0)
+    for (unsigned i = 0; i < numSlots; ++i) {
+      int64_t slotSize = sizeOf(i);
+      if (slotSize <= 0 || slotSize % (axes.groupSize(slots[i]) * size) != 0)
         continue;
-      s.dims[d].push_back(name);
+      slots[i].push_back(name);
       visit(a + 1);
-      s.dims[d].pop_back();
+      slots[i].pop_back();
     }
   };
   visit(0);
+}
+
+SmallVector<TensorSharding> Planner::shardingsOf(RankedTensorType type) const {
+  SmallVector<TensorSharding> out;
+  forEachAssignment(
+      type.getRank(),
+      [&](unsigned d) {
+        return ShapedType::isDynamic(type.getDimSize(d)) ? 0
+                                                         : type.getDimSize(d);
+      },
+      [&](ArrayRef<AxisList> dims) {
+        TensorSharding s;
+        s.dims.assign(dims.begin(), dims.end());
+        out.push_back(std::move(s));
+      });
   return out;
 }
 
@@ -235,45 +254,40 @@ void Planner::addRuledOp(Operation *op, const ShardingRule &rule) {
       tensorFactors.push_back(&tf);
 
   FactorDecision decision(rule.getNumFactors());
-  std::function<void(unsigned)> visit = [&](unsigned a) {
-    if (a == splitAxes.size()) {
-      // Only block splits of every tensor: a split that trimming changes is
-      // another candidate's.
-      SmallVector<AxisList> trimmed = decision.axes;
-      if (trimToBlockSplits(tensorFactors, rule, trimmed, axes))
-        return;
-      OpOutcome outcome = decisions.makeOutcome(op, rule, decision);
-      Strategy s;
-      s.decision = outcome.decision;
-      for (auto [v, sharding] :
-           llvm::zip(op->getOperands(), outcome.operands)) {
-        if (isTensor(v) && !sharding)
+  forEachAssignment(
+      rule.getNumFactors(),
+      [&](unsigned f) -> int64_t {
+        int64_t size = rule.getFactorSize(f);
+        return rule.getFactorKind(f) == FactorKind::NeedReplication ||
+                       ShapedType::isDynamic(size)
+                   ? 0
+                   : size;
+      },
+      [&](ArrayRef<AxisList> factorAxes) {
+        decision.axes.assign(factorAxes.begin(), factorAxes.end());
+        // Only block splits of every tensor: a split that trimming changes is
+        // another candidate's.
+        SmallVector<AxisList> trimmed = decision.axes;
+        if (trimToBlockSplits(tensorFactors, rule, trimmed, axes))
           return;
-        s.operands.push_back(sharding);
-      }
-      for (auto [v, sharding] : llvm::zip(op->getResults(), outcome.results)) {
-        if (isTensor(v) && !sharding)
-          return;
-        s.results.push_back(sharding);
-      }
-      s.computeSeconds = computeSeconds(op, rule, s);
-      node.strategies.push_back(std::move(s));
-      return;
-    }
-    visit(a + 1);
-    auto [name, size] = splitAxes[a];
-    for (unsigned f = 0; f < rule.getNumFactors(); ++f) {
-      int64_t factorSize = rule.getFactorSize(f);
-      if (rule.getFactorKind(f) == FactorKind::NeedReplication ||
-          ShapedType::isDynamic(factorSize) ||
-          factorSize % (axes.groupSize(decision.axes[f]) * size) != 0)
-        continue;
-      decision.axes[f].push_back(name);
-      visit(a + 1);
-      decision.axes[f].pop_back();
-    }
-  };
-  visit(0);
+        OpOutcome outcome = decisions.makeOutcome(op, rule, decision);
+        Strategy s;
+        s.decision = outcome.decision;
+        for (auto [v, sharding] :
+             llvm::zip(op->getOperands(), outcome.operands)) {
+          if (isTensor(v) && !sharding)
+            return;
+          s.operands.push_back(sharding);
+        }
+        for (auto [v, sharding] :
+             llvm::zip(op->getResults(), outcome.results)) {
+          if (isTensor(v) && !sharding)
+            return;
+          s.results.push_back(sharding);
+        }
+        s.computeSeconds = computeSeconds(op, rule, s);
+        node.strategies.push_back(std::move(s));
+      });
   for (auto [i, r] : llvm::enumerate(op->getResults()))
     sources[r] = {static_cast<unsigned>(nodes.size()),
                   static_cast<unsigned>(i)};
