@@ -126,6 +126,13 @@ private:
   double reshardSeconds(RankedTensorType type, const TensorSharding &from,
                         const TensorSharding &to);
   void addEdges();
+  /// The argument function result `i` takes its sharding from, or -1.
+  int tiedArgument(unsigned i) const {
+    return i < constraints.resultTies.size() &&
+                   (i >= constraints.results.size() || !constraints.results[i])
+               ? constraints.resultTies[i]
+               : -1;
+  }
   /// The best plan (one strategy per node). With `forbidden` (a node and
   /// one of its strategies), the best plan without that strategy, within
   /// the budget or (`ignoreBudget`) not, failing quietly when there is none.
@@ -323,11 +330,17 @@ void Planner::addOp(Operation *op) {
     s.results.push_back(target);
   } else if (op->hasTrait<OpTrait::IsTerminator>() &&
              op->getParentOp() == func.getOperation()) {
-    for (auto [i, v] : llvm::enumerate(op->getOperands()))
-      s.operands.push_back(i < constraints.results.size() &&
-                                   constraints.results[i] && isTensor(v)
-                               ? constraints.results[i]
-                               : replicated(v));
+    for (auto [i, v] : llvm::enumerate(op->getOperands())) {
+      // A result tied to an argument: its edge goes to the argument's node
+      // (addEdges).
+      if (tiedArgument(i) >= 0)
+        s.operands.push_back(std::nullopt);
+      else
+        s.operands.push_back(i < constraints.results.size() &&
+                                     constraints.results[i] && isTensor(v)
+                                 ? constraints.results[i]
+                                 : replicated(v));
+    }
   } else if (isa<tensor::DimOp>(op)) {
     // A size query reads no data: any sharding will do.
     s.operands.resize(op->getNumOperands());
@@ -455,12 +468,24 @@ void Planner::foldRepeats() {
 }
 
 void Planner::addEdges() {
-  for (auto [op, v] : members) {
-    Node &node = nodes[v];
+  Operation *ret = func.getFunctionBody().back().getTerminator();
+  for (auto [op, reader] : members) {
     for (auto [k, operand] : llvm::enumerate(op->getOperands())) {
       if (!isTensor(operand) || isRematerializable(operand))
         continue;
       auto type = cast<RankedTensorType>(operand.getType());
+      // What reads the operand, and in which sharding per strategy: the op,
+      // or, for a result tied to an argument, the argument's node (a
+      // gradient returned as its parameter is laid out).
+      unsigned v = reader;
+      int tie = op == ret ? tiedArgument(k) : -1;
+      if (tie >= 0)
+        v = sources.lookup(func.getArgument(tie)).node;
+      Node &node = nodes[v];
+      auto neededBy = [&](unsigned j) -> const std::optional<TensorSharding> & {
+        return tie >= 0 ? node.strategies[j].results.front()
+                        : node.strategies[j].operands[k];
+      };
       auto it = sources.find(operand);
       // A value from outside the nodes (a loop's block argument) is whole
       // on every device.
@@ -481,8 +506,7 @@ void Planner::addEdges() {
             made = &*r;
         }
         for (unsigned j = 0; j < numTo; ++j) {
-          const std::optional<TensorSharding> &needed =
-              node.strategies[j].operands[k];
+          const std::optional<TensorSharding> &needed = neededBy(j);
           if (!needed)
             continue;
           double t = reshardSeconds(type, *made, *needed);

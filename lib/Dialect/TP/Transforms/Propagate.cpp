@@ -347,14 +347,37 @@ LogicalResult FunctionPropagator::applyPlan(MeshOp mesh,
             ? std::optional<TensorSharding>(it->second.sharding)
             : std::nullopt);
   }
-  // Open results are returned replicated: from now on a constraint.
-  for (auto [i, constraint] : llvm::enumerate(resultConstraints))
-    if (!constraint)
-      if (auto type = dyn_cast<RankedTensorType>(func.getResultTypes()[i])) {
-        constraint = TensorSharding::replicated(type.getRank());
-        resultConstraintOrigins[i] =
-            save(resultConstraintOrigins[i] + " (auto-plan: replicated)");
+  // An open result named "grad.X" of X's type, for an argument named X, is
+  // laid out as X (the importer names a training step's gradients so: the
+  // optimizer updates each parameter where it lives). Other open results are
+  // returned replicated: from now on a constraint.
+  llvm::StringMap<unsigned> argumentNamed;
+  for (BlockArgument arg : func.getArguments())
+    if (auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                      TPDialect::kNameAttrName))
+      argumentNamed.try_emplace(name.getValue(), arg.getArgNumber());
+  constraints.resultTies.assign(resultConstraints.size(), -1);
+  for (auto [i, constraint] : llvm::enumerate(resultConstraints)) {
+    if (constraint)
+      continue;
+    auto name =
+        func.getResultAttrOfType<StringAttr>(i, TPDialect::kNameAttrName);
+    if (name && name.getValue().starts_with("grad.")) {
+      auto it = argumentNamed.find(name.getValue().drop_front(5));
+      if (it != argumentNamed.end() &&
+          func.getArgument(it->second).getType() == func.getResultTypes()[i] &&
+          isTensor(func.getArgument(it->second))) {
+        constraints.resultTies[i] = it->second;
+        continue;
       }
+    }
+    if (auto type = dyn_cast<RankedTensorType>(func.getResultTypes()[i])) {
+      constraint = TensorSharding::replicated(type.getRank());
+      constraint = TensorSharding::replicated(type.getRank());
+      resultConstraintOrigins[i] =
+          save(resultConstraintOrigins[i] + " (auto-plan: replicated)");
+    }
+  }
   constraints.results.assign(resultConstraints.begin(),
                              resultConstraints.end());
   FailureOr<FunctionPlan> planned =
@@ -362,6 +385,13 @@ LogicalResult FunctionPropagator::applyPlan(MeshOp mesh,
   if (failed(planned))
     return failure();
   plan = std::move(*planned);
+  for (auto [i, tie] : llvm::enumerate(constraints.resultTies))
+    if (tie >= 0 && plan->arguments[tie]) {
+      resultConstraints[i] = *plan->arguments[tie];
+      resultConstraintOrigins[i] =
+          save(resultConstraintOrigins[i] +
+               " (auto-plan: laid out as argument #" + Twine(tie) + ")");
+    }
   writePlanRecord(mesh, autoPlan);
   StringRef origin = save("auto-plan");
   for (auto [arg, s] : llvm::zip(func.getArguments(), plan->arguments)) {

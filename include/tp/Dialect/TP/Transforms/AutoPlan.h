@@ -58,6 +58,9 @@ struct PlanConstraints {
   SmallVector<std::optional<TensorSharding>> arguments;
   /// Per function result: its constraint; open results are replicated.
   SmallVector<std::optional<TensorSharding>> results;
+  /// Per function result: the argument whose sharding it takes (a
+  /// parameter's gradient is laid out as the parameter), or -1.
+  SmallVector<int> resultTies;
 };
 
 /// A weight's sharding in the plan, and the best plan that splits it

@@ -99,7 +99,9 @@ def PropagatePass : Pass<"tp-propagate", "::mlir::ModuleOp"> {
     collectives as latency + bus bytes / bandwidth, from `cost-model`) with
     the arguments' bytes per device within `memory-per-device`: an integer
     programme solved exactly by COIN-OR CBC. Constraints stay constraints;
-    open results are returned replicated. From no annotation at all, a
+    an open result named `grad.X` (`tp.name`, as the importer names a
+    training step's gradients) of the type of an argument named `X` is laid
+    out as that argument, other open results are returned replicated. From no annotation at all, a
     budget below the replicated weights gives Megatron-LM's plan where its
     collectives are the cheapest that fit; a roomy budget keeps small models
     whole (a collective's latency outweighs their compute) or splits the
@@ -151,8 +153,9 @@ def PropagatePass : Pass<"tp-propagate", "::mlir::ModuleOp"> {
            "Choose the sharding of every open argument and the split of "
            "every op at once, minimising the modelled step time of "
            "`cost-model` under `memory-per-device` (an integer programme "
-           "solved by CBC); constraints stay as they are, open results are "
-           "returned replicated">,
+           "solved by CBC); constraints stay as they are, an open result "
+           "named grad.X is laid out as the argument named X, other open "
+           "results are returned replicated">,
     Option<"memoryPerDevice", "memory-per-device", "std::string",
            /*default=*/"\"\"",
            "With auto-plan: bytes of the function's arguments one device may "
