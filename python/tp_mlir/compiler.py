@@ -44,6 +44,19 @@ def _fused_split(weight_node):
     return 1
 
 
+def _feature_dim(weight_node):
+    """The dimension of a layer's parameter that runs over its output
+    features: a bias's only one, a weight's last (x @ W, Conv1D) unless it is
+    transposed on its way to the product (nn.Linear's [out, in]: the first)."""
+    shape = weight_node.meta["val"].shape
+    if len(shape) == 1:
+        return 0
+    for u in weight_node.users:
+        if _target(u) in ("aten.t.default", "aten.permute.default", "aten.transpose.int"):
+            return 0
+    return len(shape) - 1
+
+
 def _split_parts(node):
     for _ in range(4):
         users = list(node.users)
@@ -137,8 +150,15 @@ class Program:
     def report(self):
         """The plan report (`tp-opt --tp-spmd --tp-report=format=json`) as a dict."""
         path = os.path.join(self.workdir, "report.json")
-        flags = ["--tp-spmd" + ("=sequence-parallel" if "--sequence-parallel" in
-                                self._compile_flags else ""),
+        options = []
+        if "--sequence-parallel" in self._compile_flags:
+            options.append("sequence-parallel")
+        for flag in self._compile_flags:
+            if flag == "--auto-plan":
+                options.append("auto-plan")
+            elif flag.startswith(("--memory-per-device=", "--cost-model=")):
+                options.append(flag[2:])
+        flags = ["--tp-spmd" + ("=" + " ".join(options) if options else ""),
                  "--tp-report=format=json output=%s" % path]
         _run([_tools.find_tool("tp-opt"), self.model_path] + flags + ["-o", os.devnull], "tp-opt")
         with open(path) as f:
@@ -321,11 +341,12 @@ def _training_step(module, loss, num_inputs, grad_inputs=(), input_names=()):
 
 
 def import_module(module, example_inputs, mesh=None, plan=None, workdir=None, backward=False,
-                  loss=None, targets=(), grad_inputs=()):
+                  loss=None, targets=(), grad_inputs=(), auto_plan=False):
     """Traces and imports `module` (with backward=True its training step: the
     loss and each trainable parameter's gradient): returns (mlir text, args,
     resolved plan) where args are (kind, name, IR shape) in the function's
-    order."""
+    order. With auto_plan, parameters' gradients are left open: the
+    planner lays each out as its parameter (it matches them by name)."""
     import torch
     example_inputs = tuple(torch.as_tensor(x) for x in example_inputs)
     names = _input_names(module, len(example_inputs))
@@ -360,6 +381,16 @@ def import_module(module, example_inputs, mesh=None, plan=None, workdir=None, ba
             # Masks and index tables are constants of the program (the
             # manifest has no bool); float buffers are arguments.
             info = {"kind": "const", "name": info["name"], "value": buffers[info["name"]]}
+        elif auto_plan and info["kind"] == "param" and _fused_split(node) > 1:
+            # A fused projection under plan="auto": bound in Megatron's view
+            # ([..., parts, features/parts]) so that the planner may split
+            # inside each part.
+            shape = tuple(node.meta["val"].shape)
+            parts = _fused_split(node)
+            d = _feature_dim(node)
+            if shape[d] % parts == 0:
+                info["shape"] = shape[:d] + (parts, shape[d] // parts) + shape[d + 1:]
+                info["fused_parts"] = parts
         elif resolved is not None and info["name"] in resolved.params:
             shape = tuple(node.meta["val"].shape)
             ir_shape, dim_map = shape, None
@@ -404,6 +435,9 @@ def import_module(module, example_inputs, mesh=None, plan=None, workdir=None, ba
                     shardings.append("#tp.sharding<@%s, [%s]>" % (
                         mesh.name, ", ".join(["{}"] * rank)))
                     continue
+                if auto_plan:
+                    shardings.append(None)
+                    continue
                 rank = len(info.get("shape") or node.meta["val"].shape)
                 shardings.append(info.get("sharding") or "#tp.sharding<@%s, [%s]>" % (
                     mesh.name, ", ".join(["{}"] * rank)))
@@ -438,7 +472,7 @@ def _imported_values(imp):
 
 def compile(module, example_inputs, mesh=None, plan=None, backward=False, loss=None,
             targets=(), grad_inputs=(), backend="cpu", comm=None, workdir=None,
-            sequence_parallel=None):
+            sequence_parallel=None, memory_per_device=None, cost_model=None):
     """Imports `module` (called on `example_inputs`), applies `plan` on
     `mesh`, compiles it with tp-compile and loads it. Returns a Program.
 
@@ -448,6 +482,14 @@ def compile(module, example_inputs, mesh=None, plan=None, backward=False, loss=N
     order, then of each input named in `grad_inputs` (as a layer inside a
     stack needs: Megatron's backward all-reduce at the block's input); it
     takes the module's inputs, then the targets.
+
+    plan="auto" leaves every split to the compiler's planner (tp-compile
+    --auto-plan): it chooses each parameter's sharding and each op's split
+    at once, minimising the modelled step time of `cost_model` ("h200", the
+    default, or a file written by `tprt-bench --calibrate`) with the
+    parameters' bytes per device within `memory_per_device` (bytes, or a
+    string such as "80GB"); a training step's gradients are laid out as
+    their parameters. report()["functions"][0]["plan"] explains the choice.
 
     backend="cuda" compiles for NVIDIA GPUs (tp-compile --target cuda) and
     runs on the runtime's GPU communicators: comm="device" (default: every
@@ -463,6 +505,14 @@ def compile(module, example_inputs, mesh=None, plan=None, backward=False, loss=N
     from .plan import Parallelized
     if isinstance(module, Parallelized):
         mesh, plan, module = module.mesh, module.plan, module.module
+    auto = isinstance(plan, str) and plan == "auto"
+    if isinstance(plan, str) and not auto:
+        raise TpMlirError("plan %r: expected 'auto' or a dict of name patterns to placements"
+                          % (plan,))
+    if not auto and (memory_per_device is not None or cost_model is not None):
+        raise TpMlirError("memory_per_device and cost_model apply to plan='auto'")
+    if auto:
+        plan = None
     if mesh is None:
         mesh = Mesh({"tp": 1})
     if not isinstance(mesh, Mesh):
@@ -471,11 +521,17 @@ def compile(module, example_inputs, mesh=None, plan=None, backward=False, loss=N
     workdir = workdir or tempfile.mkdtemp(prefix="tp_mlir-")
     os.makedirs(workdir, exist_ok=True)
     text, args, resolved = import_module(module, example_inputs, mesh, plan, workdir,
-                                         backward, loss, targets, grad_inputs)
+                                         backward, loss, targets, grad_inputs, auto)
     path = os.path.join(workdir, "model.mlir")
     with open(path, "w") as f:
         f.write(text)
     flags = ["--target=%s" % backend] if backend != "cpu" else []
+    if auto:
+        flags.append("--auto-plan")
+        if memory_per_device is not None:
+            flags.append("--memory-per-device=%s" % (memory_per_device,))
+        if cost_model is not None:
+            flags.append("--cost-model=%s" % (cost_model,))
     if sequence_parallel or (sequence_parallel is None and resolved and
                              resolved.sequence_parallel):
         flags.append("--sequence-parallel")

@@ -36,6 +36,8 @@
 
 #include <coin/Cbc_C_Interface.h>
 
+#include <map>
+
 #define DEBUG_TYPE "tp-auto-plan"
 
 using namespace mlir;
@@ -79,6 +81,23 @@ struct Edge {
   /// Seconds per (strategy of `from`, strategy of `to`), row-major.
   SmallVector<double> seconds;
   int column = -1;
+};
+
+/// A value read by several readers: each sharding they need is made once
+/// (a reshard serves every reader that needs it), so the cost is per
+/// (strategy of the source, needed sharding), paid when any chosen reader
+/// strategy needs that sharding.
+struct SharedRead {
+  /// The source node, or none (a value whole on every device).
+  std::optional<unsigned> from;
+  /// Per reader: its node and, per strategy, the index of the sharding it
+  /// needs in `seconds`' columns (-1: none, or the made one for free).
+  SmallVector<std::pair<unsigned, SmallVector<int>>> readers;
+  unsigned numTargets = 0;
+  /// Seconds per (strategy of `from`, needed sharding), row-major, summed
+  /// over the values of repeated layers this stands for.
+  SmallVector<double> seconds;
+  int targetColumn = -1, pairColumn = -1;
 };
 
 /// Where a value comes from: a node and its result number (an argument node
@@ -165,6 +184,9 @@ private:
   SmallVector<std::pair<Operation *, unsigned>> members;
   DenseMap<Operation *, unsigned> nodeOfOp;
   llvm::MapVector<std::pair<unsigned, unsigned>, Edge> edges;
+  /// Shared reads, one per distinct (source, readers) shape: the same value
+  /// of every repeat shares one.
+  std::map<std::vector<int64_t>, SharedRead> shared;
   DenseMap<std::tuple<Attribute, Attribute, Type>, double> reshardCache;
 };
 
@@ -468,63 +490,80 @@ void Planner::foldRepeats() {
 }
 
 void Planner::addEdges() {
+  // Every read of each value: the reading node and what it needs per
+  // strategy (the op's operand, or, for a result tied to an argument, the
+  // argument's sharding: a gradient returned as its parameter is laid out).
+  struct Read {
+    unsigned node;
+    unsigned operand;
+    int tie;
+  };
   Operation *ret = func.getFunctionBody().back().getTerminator();
-  for (auto [op, reader] : members) {
+  llvm::MapVector<Value, SmallVector<Read, 2>> reads;
+  for (auto [op, reader] : members)
     for (auto [k, operand] : llvm::enumerate(op->getOperands())) {
       if (!isTensor(operand) || isRematerializable(operand))
         continue;
-      auto type = cast<RankedTensorType>(operand.getType());
-      // What reads the operand, and in which sharding per strategy: the op,
-      // or, for a result tied to an argument, the argument's node (a
-      // gradient returned as its parameter is laid out).
-      unsigned v = reader;
       int tie = op == ret ? tiedArgument(k) : -1;
-      if (tie >= 0)
-        v = sources.lookup(func.getArgument(tie)).node;
-      Node &node = nodes[v];
-      auto neededBy = [&](unsigned j) -> const std::optional<TensorSharding> & {
-        return tie >= 0 ? node.strategies[j].results.front()
-                        : node.strategies[j].operands[k];
-      };
-      auto it = sources.find(operand);
-      // A value from outside the nodes (a loop's block argument) is whole
-      // on every device.
-      std::optional<Source> source;
-      if (it != sources.end())
-        source = it->second;
-      unsigned numFrom = source ? nodes[source->node].strategies.size() : 1;
+      unsigned v =
+          tie >= 0 ? sources.lookup(func.getArgument(tie)).node : reader;
+      reads[operand].push_back({v, static_cast<unsigned>(k), tie});
+    }
+
+  for (auto &[value, list] : reads) {
+    auto type = cast<RankedTensorType>(value.getType());
+    // A value from outside the nodes (a loop's block argument) is whole on
+    // every device.
+    std::optional<Source> source;
+    if (auto it = sources.find(value); it != sources.end())
+      source = it->second;
+    unsigned numFrom = source ? nodes[source->node].strategies.size() : 1;
+    TensorSharding whole = TensorSharding::replicated(type.getRank());
+    auto madeBy = [&](unsigned i) -> const TensorSharding & {
+      if (!source)
+        return whole;
+      const std::optional<TensorSharding> &r =
+          nodes[source->node].strategies[i].results[source->result];
+      return r ? *r : whole;
+    };
+    auto neededBy = [&](const Read &r,
+                        unsigned j) -> const std::optional<TensorSharding> & {
+      const Strategy &s = nodes[r.node].strategies[j];
+      return r.tie >= 0 ? s.results.front() : s.operands[r.operand];
+    };
+
+    SmallVector<Read, 2> others;
+    for (const Read &r : list) {
+      // A repeat's output read by the next repeat's same op: the node pays
+      // for its own strategy met again.
+      if (source && source->node == r.node) {
+        for (auto [j, s] : llvm::enumerate(nodes[r.node].strategies))
+          if (const std::optional<TensorSharding> &needed = neededBy(r, j))
+            s.communicationSeconds += reshardSeconds(type, madeBy(j), *needed);
+        continue;
+      }
+      others.push_back(r);
+    }
+    if (others.empty())
+      continue;
+
+    if (others.size() == 1) {
+      const Read &r = others.front();
+      Node &node = nodes[r.node];
       unsigned numTo = node.strategies.size();
       SmallVector<double> seconds(numFrom * numTo, 0.0);
       bool any = false;
-      for (unsigned i = 0; i < numFrom; ++i) {
-        TensorSharding whole = TensorSharding::replicated(type.getRank());
-        const TensorSharding *made = &whole;
-        if (source) {
-          const std::optional<TensorSharding> &r =
-              nodes[source->node].strategies[i].results[source->result];
-          if (r)
-            made = &*r;
-        }
-        for (unsigned j = 0; j < numTo; ++j) {
-          const std::optional<TensorSharding> &needed = neededBy(j);
-          if (!needed)
-            continue;
-          double t = reshardSeconds(type, *made, *needed);
-          seconds[i * numTo + j] = t;
-          any |= t > 0;
-        }
-      }
+      for (unsigned i = 0; i < numFrom; ++i)
+        for (unsigned j = 0; j < numTo; ++j)
+          if (const std::optional<TensorSharding> &needed = neededBy(r, j)) {
+            double t = reshardSeconds(type, madeBy(i), *needed);
+            seconds[i * numTo + j] = t;
+            any |= t > 0;
+          }
       if (!any)
         continue;
-      // A repeat's output read by the next repeat's same op: the node pays
-      // for its own strategy met again.
-      if (source && source->node == v) {
-        for (unsigned j = 0; j < numTo; ++j)
-          node.strategies[j].communicationSeconds += seconds[j * numTo + j];
-        continue;
-      }
       // One end with one strategy: the cost belongs to the other end.
-      if (numFrom == 1 || !source) {
+      if (numFrom == 1) {
         for (unsigned j = 0; j < numTo; ++j)
           node.strategies[j].communicationSeconds += seconds[j];
         continue;
@@ -534,18 +573,94 @@ void Planner::addEdges() {
           nodes[source->node].strategies[i].communicationSeconds += seconds[i];
         continue;
       }
-      auto [entry, inserted] = edges.try_emplace(
-          std::make_pair(source->node, static_cast<unsigned>(v)), Edge());
+      auto [entry, inserted] =
+          edges.try_emplace(std::make_pair(source->node, r.node), Edge());
       Edge &edge = entry->second;
       if (inserted) {
         edge.from = source->node;
-        edge.to = v;
+        edge.to = r.node;
         edge.seconds = std::move(seconds);
       } else {
         for (auto [a, b] : llvm::zip(edge.seconds, seconds))
           a += b;
       }
+      continue;
     }
+
+    // Several readers: the shardings they may need, each made once.
+    SharedRead read;
+    if (source)
+      read.from = source->node;
+    SmallVector<TensorSharding> targets;
+    DenseMap<Attribute, int> targetIndex;
+    for (const Read &r : others) {
+      SmallVector<int> need;
+      for (unsigned j = 0; j < nodes[r.node].strategies.size(); ++j) {
+        const std::optional<TensorSharding> &needed = neededBy(r, j);
+        if (!needed) {
+          need.push_back(-1);
+          continue;
+        }
+        auto [it, inserted] =
+            targetIndex.try_emplace(attrs.get(*needed), targets.size());
+        if (inserted)
+          targets.push_back(*needed);
+        need.push_back(it->second);
+      }
+      read.readers.push_back({r.node, std::move(need)});
+    }
+    // Only shardings that cost something from some source strategy.
+    SmallVector<int> kept(targets.size(), -1);
+    for (auto [t, target] : llvm::enumerate(targets)) {
+      SmallVector<double> costs;
+      for (unsigned i = 0; i < numFrom; ++i)
+        costs.push_back(reshardSeconds(type, madeBy(i), target));
+      if (llvm::none_of(costs, [](double c) { return c > 0; }))
+        continue;
+      kept[t] = read.numTargets++;
+      read.seconds.append(costs);
+    }
+    if (read.numTargets == 0)
+      continue;
+    // seconds: per needed sharding, per source strategy; make it row-major
+    // per source strategy.
+    SmallVector<double> bySource(read.seconds.size());
+    for (unsigned t = 0; t < read.numTargets; ++t)
+      for (unsigned i = 0; i < numFrom; ++i)
+        bySource[i * read.numTargets + t] = read.seconds[t * numFrom + i];
+    read.seconds = std::move(bySource);
+    for (auto &reader : read.readers)
+      for (int &t : reader.second)
+        t = t >= 0 ? kept[t] : -1;
+    // Readers of one strategy each: the cost is the source's alone.
+    if (llvm::all_of(read.readers, [&](const auto &reader) {
+          return nodes[reader.first].strategies.size() == 1;
+        })) {
+      SmallVector<bool> needed(read.numTargets, false);
+      for (auto &reader : read.readers)
+        if (reader.second.front() >= 0)
+          needed[reader.second.front()] = true;
+      // A source of one strategy too: a constant, kept for the totals.
+      Node &payer = source ? nodes[source->node] : nodes[others.front().node];
+      for (unsigned i = 0; i < numFrom; ++i)
+        for (unsigned t = 0; t < read.numTargets; ++t)
+          if (needed[t])
+            payer.strategies[i].communicationSeconds +=
+                read.seconds[i * read.numTargets + t];
+      continue;
+    }
+    // The same read in every repeat shares one entry.
+    std::vector<int64_t> key = {source ? static_cast<int64_t>(source->node)
+                                       : -1,
+                                source ? source->result : 0};
+    for (const Read &r : others)
+      llvm::append_values(key, r.node, r.operand, r.tie);
+    auto [entry, inserted] = shared.try_emplace(std::move(key), SharedRead());
+    if (inserted)
+      entry->second = std::move(read);
+    else
+      for (auto [a, b] : llvm::zip(entry->second.seconds, read.seconds))
+        a += b;
   }
 }
 
@@ -603,6 +718,36 @@ Planner::solve(SmallVectorImpl<unsigned> &chosen,
       ++columns;
     }
   }
+  // A shared read: per needed sharding, whether any chosen reader needs it
+  // (forced when a reader of one strategy does); per (source strategy,
+  // needed sharding), its cost, paid when both hold.
+  for (auto &entry : shared) {
+    SharedRead &read = entry.second;
+    SmallVector<bool> forced(read.numTargets, false);
+    for (auto &[node, need] : read.readers)
+      if (nodes[node].column < 0 && need.front() >= 0)
+        forced[need.front()] = true;
+    read.targetColumn = columns;
+    for (bool f : forced) {
+      Cbc_addCol(model.get(), "", f ? 1 : 0, 1, 0, 0, 0, nullptr, nullptr);
+      ++columns;
+    }
+    // A source of one strategy: the cost is on the needed sharding itself;
+    // else per (source strategy, needed sharding) where it costs.
+    if (!read.from || nodes[*read.from].column < 0) {
+      for (unsigned t = 0; t < read.numTargets; ++t)
+        Cbc_setObjCoeff(model.get(), read.targetColumn + t,
+                        read.seconds[t] * kScale);
+      continue;
+    }
+    read.pairColumn = columns;
+    for (double t : read.seconds) {
+      if (t <= 0)
+        continue;
+      Cbc_addCol(model.get(), "", 0, 1, t * kScale, 0, 0, nullptr, nullptr);
+      ++columns;
+    }
+  }
   // Each node takes one strategy.
   SmallVector<int> cols;
   SmallVector<double> coefs;
@@ -640,6 +785,55 @@ Planner::solve(SmallVectorImpl<unsigned> &chosen,
     for (unsigned j = 0; j < numTo; ++j)
       addMarginal(edge.column + j, numFrom, numTo, nodes[edge.to].column + j);
   }
+  for (auto &entry : shared) {
+    const SharedRead &read = entry.second;
+    // A needed sharding holds when a reader takes a strategy that needs it
+    // (its strategies needing it together: they exclude each other).
+    for (auto &[node, need] : read.readers) {
+      if (nodes[node].column < 0)
+        continue;
+      for (unsigned t = 0; t < read.numTargets; ++t) {
+        cols.assign({read.targetColumn + static_cast<int>(t)});
+        coefs.assign({1});
+        for (auto [j, target] : llvm::enumerate(need))
+          if (target == static_cast<int>(t)) {
+            cols.push_back(nodes[node].column + j);
+            coefs.push_back(-1);
+          }
+        if (cols.size() > 1)
+          Cbc_addRow(model.get(), "", cols.size(), cols.data(), coefs.data(),
+                     'G', 0);
+      }
+    }
+    // A needed sharding is made from the source's strategy: the pairs that
+    // cost, and the strategies that make it for free, cover it; each pair
+    // within its strategy (as an edge's marginals).
+    if (read.pairColumn < 0)
+      continue;
+    int fromColumn = nodes[*read.from].column;
+    unsigned numFrom = read.seconds.size() / read.numTargets;
+    int pair = read.pairColumn;
+    SmallVector<int> pairOf(read.seconds.size(), -1);
+    for (auto [k, t] : llvm::enumerate(read.seconds))
+      if (t > 0)
+        pairOf[k] = pair++;
+    for (unsigned t = 0; t < read.numTargets; ++t) {
+      cols.assign({read.targetColumn + static_cast<int>(t)});
+      coefs.assign({-1});
+      for (unsigned i = 0; i < numFrom; ++i) {
+        int p = pairOf[i * read.numTargets + t];
+        cols.push_back(p >= 0 ? p : fromColumn + static_cast<int>(i));
+        coefs.push_back(1);
+        if (p < 0)
+          continue;
+        int rowCols[] = {p, fromColumn + static_cast<int>(i)};
+        double rowCoefs[] = {1, -1};
+        Cbc_addRow(model.get(), "", 2, rowCols, rowCoefs, 'L', 0);
+      }
+      Cbc_addRow(model.get(), "", cols.size(), cols.data(), coefs.data(), 'G',
+                 0);
+    }
+  }
   // The budget.
   if (budget) {
     cols.clear();
@@ -663,9 +857,10 @@ Planner::solve(SmallVectorImpl<unsigned> &chosen,
   Cbc_setAllowableFractionGap(model.get(), forbidden ? 0.01 : 0);
   Cbc_solve(model.get());
   LLVM_DEBUG(llvm::dbgs() << "auto-plan: " << nodes.size() << " nodes, "
-                          << edges.size() << " edges, " << columns
-                          << " columns, " << Cbc_getNumRows(model.get())
-                          << " rows; " << Cbc_getNodeCount(model.get())
+                          << edges.size() << " edges, " << shared.size()
+                          << " shared reads, " << columns << " columns, "
+                          << Cbc_getNumRows(model.get()) << " rows; "
+                          << Cbc_getNodeCount(model.get())
                           << " branch-and-bound nodes\n");
   if (!Cbc_isProvenOptimal(model.get()) && forbidden)
     return failure();
@@ -725,6 +920,41 @@ FailureOr<FunctionPlan> Planner::run() {
   FunctionPlan plan;
   plan.arguments.resize(func.getNumArguments());
   Totals totals = totalsOf(chosen);
+  LLVM_DEBUG({
+    for (auto [n, node] : llvm::enumerate(nodes)) {
+      const Strategy &st = node.strategies[chosen[n]];
+      if (st.computeSeconds + st.communicationSeconds > 1e-4) {
+        llvm::dbgs() << "node " << n << " x" << node.multiplicity << " comp "
+                     << st.computeSeconds << " comm " << st.communicationSeconds
+                     << " nstrat " << node.strategies.size() << ": ";
+        if (node.op)
+          node.op->print(llvm::dbgs(), OpPrintingFlags().skipRegions());
+        else
+          llvm::dbgs() << "argument #" << node.argument;
+        llvm::dbgs() << "\n";
+      }
+    }
+    for (auto &e : edges) {
+      double c = e.second.seconds[chosen[e.second.from] *
+                                      nodes[e.second.to].strategies.size() +
+                                  chosen[e.second.to]];
+      if (c > 1e-4)
+        llvm::dbgs() << "edge " << e.second.from << "->" << e.second.to << " "
+                     << c << "\n";
+    }
+    for (auto &e : shared) {
+      const SharedRead &read = e.second;
+      unsigned from = read.from ? chosen[*read.from] : 0;
+      for (auto &[node, need] : read.readers) {
+        int t = need[chosen[node]];
+        if (t >= 0 && read.seconds[from * read.numTargets + t] > 1e-4)
+          llvm::dbgs() << "shared read from "
+                       << (read.from ? int(*read.from) : -1) << " reader "
+                       << node << " t " << t << " "
+                       << read.seconds[from * read.numTargets + t] << "\n";
+      }
+    }
+  });
   plan.computeSeconds = totals.compute;
   plan.communicationSeconds = totals.communication;
   plan.argumentBytes = totals.bytes;
@@ -777,6 +1007,17 @@ Planner::Totals Planner::totalsOf(ArrayRef<unsigned> chosen) const {
     t.communication +=
         edge.seconds[chosen[edge.from] * nodes[edge.to].strategies.size() +
                      chosen[edge.to]];
+  }
+  for (auto &entry : shared) {
+    const SharedRead &read = entry.second;
+    unsigned from = read.from ? chosen[*read.from] : 0;
+    SmallVector<bool> needed(read.numTargets, false);
+    for (auto &[node, need] : read.readers)
+      if (int target = need[chosen[node]]; target >= 0)
+        needed[target] = true;
+    for (unsigned target = 0; target < read.numTargets; ++target)
+      if (needed[target])
+        t.communication += read.seconds[from * read.numTargets + target];
   }
   return t;
 }
