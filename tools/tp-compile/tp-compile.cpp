@@ -263,6 +263,8 @@ static int lowerModel(llvm::LLVMContext &llvmContext,
     spmd.autoPlan = autoPlan;
     spmd.memoryPerDevice = memoryPerDevice;
     spmd.costModel = costModel;
+    // Runner-ups only explain the plan (--tp-report); a compile needs none.
+    spmd.explain = false;
     tp::buildSPMDPipeline(pm, spmd);
   } else if (sequenceParallel || replicateOpenBoundaries || autoPlan) {
     return fail("'" + inputFile +

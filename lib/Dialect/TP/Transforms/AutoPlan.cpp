@@ -976,8 +976,9 @@ FailureOr<FunctionPlan> Planner::run() {
     weight.chosen = *node.strategies[chosen[n]].results.front();
     SmallVector<unsigned> other;
     auto without = std::make_pair(static_cast<unsigned>(n), chosen[n]);
-    if (succeeded(solve(other, without)) ||
-        succeeded(solve(other, without, /*ignoreBudget=*/true))) {
+    if (options.explain &&
+        (succeeded(solve(other, without)) ||
+         succeeded(solve(other, without, /*ignoreBudget=*/true)))) {
       Totals t = totalsOf(other);
       weight.runnerUp = *node.strategies[other[n]].results.front();
       weight.runnerUpSeconds = t.compute + t.communication;

@@ -22,6 +22,7 @@ void mlir::tp::buildSPMDPipeline(OpPassManager &pm,
   propagate.autoPlan = options.autoPlan;
   propagate.memoryPerDevice = options.memoryPerDevice;
   propagate.costModel = options.costModel;
+  propagate.explain = options.explain;
   pm.addPass(createPropagatePass(propagate));
   pm.addPass(createPartitionPass());
   pm.addPass(createOptimizeCollectivesPass());

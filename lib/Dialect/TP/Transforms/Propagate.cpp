@@ -561,6 +561,7 @@ struct PropagatePass : public tp::impl::PropagatePassBase<PropagatePass> {
         return signalPassFailure();
       }
       autoPlanOptions.machine = &*machine;
+      autoPlanOptions.explain = explain;
       if (!memoryPerDevice.empty()) {
         std::optional<double> bytes = parseByteSize(memoryPerDevice);
         if (!bytes) {

@@ -23,6 +23,14 @@
 // REPORT-NEXT: runner-up row-parallel #tp.sharding<@world, [{"tp"}, {}]>: 25.76 us modelled (+11.79 us), 2105344 B per device
 // REPORT-NEXT: %arg2 : tensor<2048x512xf32> row-parallel #tp.sharding<@world, [{"tp"}, {}]>
 // REPORT-NEXT: runner-up column-parallel #tp.sharding<@world, [{}, {"tp"}]>: 23.70 us modelled (+9.72 us), 2129920 B per device
+// explain=false (as tp-compile plans) skips the runner-ups' solves: the same
+// plan, each weight's split without a runner-up.
+// RUN: tp-opt %s --tp-spmd="auto-plan memory-per-device=3MB explain=false" --tp-report -o /dev/null 2>&1 | FileCheck %s --check-prefix=UNEXPLAINED
+// UNEXPLAINED: modelled step per device: 13.97 us
+// UNEXPLAINED-NEXT: %arg0 : tensor<16x512xf32> replicated
+// UNEXPLAINED-NEXT: %arg1 : tensor<512x2048xf32> column-parallel
+// UNEXPLAINED-NEXT: %arg2 : tensor<2048x512xf32> row-parallel
+// UNEXPLAINED-NOT: runner-up
 // With room for everything, the replicated plan wins and every runner-up
 // is slower (a collective's latency).
 // RUN: tp-opt %s --tp-propagate="auto-plan memory-per-device=100MB" --tp-report -o /dev/null 2>&1 | FileCheck %s --check-prefix=ROOMY-REPORT

@@ -50,6 +50,9 @@ struct AutoPlanOptions {
   const MachineModel *machine = nullptr;
   /// Bytes of the function's arguments one device may hold; 0: no budget.
   double memoryPerDevice = 0;
+  /// Also find each weight's runner-up (one more solve per weight), for
+  /// the plan record and --tp-report.
+  bool explain = true;
 };
 
 /// What constraints fix in a function, as propagation seeds it.

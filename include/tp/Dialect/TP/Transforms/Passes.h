@@ -70,6 +70,11 @@ struct SPMDPipelineOptions : public PassPipelineOptions<SPMDPipelineOptions> {
       llvm::cl::desc("With auto-plan: the machine model, \"h200\" or a file "
                      "written by tprt-bench --calibrate (docs/cost-model.md)"),
       llvm::cl::init("h200")};
+  PassOptions::Option<bool> explain{
+      *this, "explain",
+      llvm::cl::desc("With auto-plan: also find each weight's runner-up "
+                     "(--tp-propagate's explain)"),
+      llvm::cl::init(true)};
 };
 
 /// Global form -> local form: fold reshapes, propagate, partition, optimize

@@ -163,7 +163,11 @@ def PropagatePass : Pass<"tp-propagate", "::mlir::ModuleOp"> {
            "no budget">,
     Option<"costModel", "cost-model", "std::string", /*default=*/"\"h200\"",
            "With auto-plan: the machine model, `h200` (built in: one H200 of "
-           "an NVLink node) or a machine-model file measured by `tprt-bench --calibrate FILE` (docs/cost-model.md)">
+           "an NVLink node) or a machine-model file measured by `tprt-bench --calibrate FILE` (docs/cost-model.md)">,
+    Option<"explain", "explain", "bool", /*default=*/"true",
+           "With auto-plan: also find each weight's runner-up (the best plan "
+           "that splits it otherwise: one more solve per weight) for tp.plan "
+           "and --tp-report; tp-compile turns it off">
   ];
 }
 
