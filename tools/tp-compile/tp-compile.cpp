@@ -23,10 +23,11 @@
 // An input ending in `.ll` is LLVM IR of a program (--emit=llvm, perhaps
 // edited by hand): it goes through steps 3 and 4 only.
 //
-// --sequence-parallel, --replicate-open-boundaries and --auto-plan (with
-// --memory-per-device and --cost-model) are --tp-spmd's options; --unsharded
-// strips every sharding first (the one-device reference); --reference lowers
-// without the project's fusion, math approximations and BLAS calls (tp-run
+// --sequence-parallel, --replicate-open-boundaries, --auto-plan (with
+// --memory-per-device and --cost-model) and --search are --tp-spmd's options;
+// --unsharded strips every sharding first (the one-device reference);
+// --reference lowers without the project's fusion, math approximations and BLAS
+// calls (tp-run
 // --verify's independent reference);
 // --emit=mlir|llvm|obj|so stops after the named stage. Exit codes: 0 on
 // success, 1 when the input does not compile (with its diagnostics), 2 for
@@ -130,6 +131,11 @@ cl::opt<bool> autoPlan(
     cl::desc("--tp-spmd's auto-plan: choose every open sharding by a global "
              "search over the modelled step time"),
     cl::init(false), cl::cat(category));
+cl::opt<bool> search(
+    "search",
+    cl::desc("--tp-spmd's search: after propagation, plan every op's split "
+             "and where each pending sum is reduced over the cost model"),
+    cl::init(false), cl::cat(category));
 cl::opt<std::string> memoryPerDevice(
     "memory-per-device",
     cl::desc("With --auto-plan: bytes of arguments one device may hold (e.g. "
@@ -137,8 +143,8 @@ cl::opt<std::string> memoryPerDevice(
     cl::init(""), cl::cat(category));
 cl::opt<std::string> costModel(
     "cost-model",
-    cl::desc("With --auto-plan: the machine model, h200 (built in) or a file "
-             "written by tprt-bench --calibrate"),
+    cl::desc("With --auto-plan or --search: the machine model, h200 (built "
+             "in) or a file written by tprt-bench --calibrate"),
     cl::init("h200"), cl::cat(category));
 cl::opt<bool> unsharded(
     "unsharded",
@@ -263,14 +269,16 @@ static int lowerModel(llvm::LLVMContext &llvmContext,
     spmd.autoPlan = autoPlan;
     spmd.memoryPerDevice = memoryPerDevice;
     spmd.costModel = costModel;
+    spmd.search = search;
     // Runner-ups only explain the plan (--tp-report); a compile needs none.
     spmd.explain = false;
     tp::buildSPMDPipeline(pm, spmd);
-  } else if (sequenceParallel || replicateOpenBoundaries || autoPlan) {
+  } else if (sequenceParallel || replicateOpenBoundaries || autoPlan ||
+             search) {
     return fail("'" + inputFile +
                 "' is in local form already; --sequence-parallel, "
-                "--replicate-open-boundaries and --auto-plan apply to global "
-                "form");
+                "--replicate-open-boundaries, --auto-plan and --search apply "
+                "to global form");
   }
   if (target == Target::CUDA) {
     tp::LowerToCUDAOptions lowering;
@@ -363,10 +371,12 @@ int main(int argc, char **argv) {
           "printed), 2 a bad command line or a failing tool.\n",
           &llvm::errs()))
     return 2;
-  if (!autoPlan &&
-      (memoryPerDevice.getNumOccurrences() || costModel.getNumOccurrences()))
-    return fail("--memory-per-device and --cost-model apply to --auto-plan");
-  if (unsharded && (sequenceParallel || replicateOpenBoundaries || autoPlan))
+  if (!autoPlan && memoryPerDevice.getNumOccurrences())
+    return fail("--memory-per-device applies to --auto-plan");
+  if (!autoPlan && !search && costModel.getNumOccurrences())
+    return fail("--cost-model applies to --auto-plan and --search");
+  if (unsharded &&
+      (sequenceParallel || replicateOpenBoundaries || autoPlan || search))
     return fail("--unsharded compiles without shardings; it takes no "
                 "--tp-spmd option");
   if (target == Target::CUDA && (reference || emulateGpuMapping))

@@ -32,6 +32,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Debug.h"
 
 #include <coin/Cbc_C_Interface.h>
@@ -62,6 +63,10 @@ struct Strategy {
   double communicationSeconds = 0;
   /// Bytes held against the budget (arguments).
   double bytes = 0;
+  /// A pending sum carried on: the operands read unreduced, over `passAxes`
+  /// (empty: none).
+  SmallVector<bool> passOperands;
+  AxisList passAxes;
 };
 
 struct Node {
@@ -131,6 +136,12 @@ private:
   void addArgument(BlockArgument arg);
   void addOp(Operation *op);
   void addRuledOp(Operation *op, const ShardingRule &rule);
+  /// Adds to `node` the variants of `base` that carry pending sums on: per
+  /// set of operands `op` is linear in, and per set of mesh axes `base`
+  /// leaves free, those operands read pending over the axes and the results
+  /// made pending over them (a sum reduced later, after this op, or a
+  /// replicated addend turned into one term for free).
+  void addPendingVariants(Operation *op, Node &node, const Strategy &base);
   /// Calls `leaf` for every way of putting each mesh axis that splits (in
   /// mesh order) on one of `numSlots` slots or on none, where slot i only
   /// takes axes whose group size divides `sizeOf(i)` (0: it takes none).
@@ -315,6 +326,7 @@ void Planner::addRuledOp(Operation *op, const ShardingRule &rule) {
           s.results.push_back(sharding);
         }
         s.computeSeconds = computeSeconds(op, rule, s);
+        addPendingVariants(op, node, s);
         node.strategies.push_back(std::move(s));
       });
   for (auto [i, r] : llvm::enumerate(op->getResults()))
@@ -323,6 +335,57 @@ void Planner::addRuledOp(Operation *op, const ShardingRule &rule) {
   nodeOfOp[op] = nodes.size();
   members.push_back({op, static_cast<unsigned>(nodes.size())});
   nodes.push_back(std::move(node));
+}
+
+void Planner::addPendingVariants(Operation *op, Node &node,
+                                 const Strategy &base) {
+  SmallVector<unsigned> candidates;
+  for (auto [k, v] : llvm::enumerate(op->getOperands()))
+    if (isTensor(v) && !isRematerializable(v))
+      candidates.push_back(k);
+  // The axes the base strategy uses anywhere are not free.
+  llvm::StringSet<> used;
+  auto use = [&](const std::optional<TensorSharding> &s) {
+    if (!s)
+      return;
+    for (const AxisList &dim : s->dims)
+      for (StringRef a : dim)
+        used.insert(a);
+    for (StringRef a : s->partial)
+      used.insert(a);
+  };
+  llvm::for_each(base.operands, use);
+  llvm::for_each(base.results, use);
+  SmallVector<StringRef> free;
+  for (auto [name, size] : splitAxes)
+    if (!used.contains(name))
+      free.push_back(name);
+  if (free.empty() || candidates.empty() || candidates.size() > 6)
+    return;
+  SmallVector<bool> mask(op->getNumOperands(), false);
+  for (unsigned m = 1; m < (1u << candidates.size()); ++m) {
+    mask.assign(op->getNumOperands(), false);
+    for (auto [i, k] : llvm::enumerate(candidates))
+      mask[k] = m & (1u << i);
+    if (!isLinearIn(op, mask))
+      continue;
+    for (unsigned a = 1; a < (1u << free.size()); ++a) {
+      AxisList axesOf;
+      for (auto [i, name] : llvm::enumerate(free))
+        if (a & (1u << i))
+          axesOf.push_back(name);
+      Strategy s = base;
+      s.passOperands = mask;
+      s.passAxes = axesOf;
+      for (auto [k, sharding] : llvm::enumerate(s.operands))
+        if (mask[k])
+          sharding->partial.append(axesOf.begin(), axesOf.end());
+      for (std::optional<TensorSharding> &sharding : s.results)
+        if (sharding)
+          sharding->partial.append(axesOf.begin(), axesOf.end());
+      node.strategies.push_back(std::move(s));
+    }
+  }
 }
 
 void Planner::addOp(Operation *op) {
@@ -989,9 +1052,14 @@ FailureOr<FunctionPlan> Planner::run() {
   for (auto [arg, rep] : repArgs)
     plan.arguments[cast<BlockArgument>(arg).getArgNumber()] =
         plan.arguments[cast<BlockArgument>(rep).getArgNumber()];
-  for (auto [op, n] : members)
-    if (rules.get(op))
-      plan.decisions[op] = nodes[n].strategies[chosen[n]].decision;
+  for (auto [op, n] : members) {
+    if (!rules.get(op))
+      continue;
+    const Strategy &s = nodes[n].strategies[chosen[n]];
+    plan.decisions[op] = s.decision;
+    if (!s.passAxes.empty())
+      plan.passes[op] = {s.passOperands, s.passAxes};
+  }
   return plan;
 }
 

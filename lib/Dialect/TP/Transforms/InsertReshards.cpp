@@ -58,8 +58,11 @@ public:
         decisions(decider, axes), attrCache(func->getContext(), meshRef) {}
 
   LogicalResult run();
-  void setPlan(const DenseMap<Operation *, FactorDecision> *plan) {
-    decisions.setPlan(plan);
+  void setPlan(const DenseMap<Operation *, FactorDecision> *p,
+               const DenseMap<Operation *, PendingPass> *pending) {
+    plan = p;
+    passes = pending;
+    decisions.setPlan(p);
   }
 
 private:
@@ -110,6 +113,8 @@ private:
   MeshAxes axes;
   CommunicationCostDecider decider;
   OpDecisions decisions;
+  const DenseMap<Operation *, FactorDecision> *plan = nullptr;
+  const DenseMap<Operation *, PendingPass> *passes = nullptr;
 
   /// Given shardings, converted once per attribute.
   DenseMap<Attribute, const TensorSharding *> fromAttr;
@@ -460,11 +465,24 @@ LogicalResult ReshardInserter::finalize() {
         partialIn.assign(partialIn.size(), false);
       return success();
     };
-    if (failed(analyze()))
+    // A planned op carries on the pending sums the plan says, and reduces
+    // every other.
+    bool planned = plan && plan->count(op);
+    if (planned) {
+      partialIn.assign(op->getNumOperands(), false);
+      passedPartial.clear();
+      if (passes)
+        if (auto it = passes->find(op); it != passes->end()) {
+          partialIn.assign(it->second.operands.begin(),
+                           it->second.operands.end());
+          passedPartial = it->second.axes;
+        }
+    } else if (failed(analyze())) {
       return failure();
+    }
     // With sequence parallelism, a sum that this op must reduce is
     // reduce-scattered over the tokens instead.
-    if (options.sequenceParallel && passedPartial.empty()) {
+    if (!planned && options.sequenceParallel && passedPartial.empty()) {
       FactorDecision decision = outcome->decision;
       if (splitTokensOfReduction(op, *rule, decision)) {
         adjusted = decisions.makeOutcome(op, *rule, std::move(decision));
@@ -634,8 +652,9 @@ struct InsertReshardsPass
 LogicalResult
 mlir::tp::insertReshards(FunctionOpInterface func, MeshOp mesh,
                          const InsertReshardsPassOptions &options,
-                         const DenseMap<Operation *, FactorDecision> *plan) {
+                         const DenseMap<Operation *, FactorDecision> *plan,
+                         const DenseMap<Operation *, PendingPass> *passes) {
   ReshardInserter inserter(func, mesh, options);
-  inserter.setPlan(plan);
+  inserter.setPlan(plan, passes);
   return inserter.run();
 }

@@ -23,6 +23,7 @@ void mlir::tp::buildSPMDPipeline(OpPassManager &pm,
   propagate.memoryPerDevice = options.memoryPerDevice;
   propagate.costModel = options.costModel;
   propagate.explain = options.explain;
+  propagate.search = options.search;
   pm.addPass(createPropagatePass(propagate));
   pm.addPass(createPartitionPass());
   pm.addPass(createOptimizeCollectivesPass());

@@ -81,8 +81,11 @@ public:
         decisions(decider, axes), attrCache(func->getContext(), meshRef) {}
 
   /// Runs the fixed point (or, with `machine`, the planner) and writes the
-  /// result on the function.
-  LogicalResult run(MeshOp mesh, const AutoPlanOptions *autoPlan);
+  /// result on the function. With `search` (no auto-plan), the planner then
+  /// chooses every op's split and where each pending sum is reduced, the
+  /// arguments and results kept as the fixed point left them.
+  LogicalResult run(MeshOp mesh, const AutoPlanOptions *autoPlan,
+                    const AutoPlanOptions *search = nullptr);
   /// The plan, after run with auto-plan.
   const FunctionPlan *getPlan() const { return plan ? &*plan : nullptr; }
 
@@ -91,6 +94,11 @@ private:
   void propagate();
   /// Sets every value's state from the planner's choice.
   LogicalResult applyPlan(MeshOp mesh, const AutoPlanOptions &autoPlan);
+  /// The annotated path's search: plans the ops with the fixed point's
+  /// arguments and results as constraints.
+  LogicalResult searchOps(MeshOp mesh, const AutoPlanOptions &options);
+  /// Gives each planned op's results the planned shardings.
+  void adoptDecisions(StringRef origin);
   /// Records the plan's figures and each weight's runner-up on the function
   /// (`tp.plan`, what --tp-report explains).
   void writePlanRecord(MeshOp mesh, const AutoPlanOptions &autoPlan);
@@ -323,7 +331,7 @@ void FunctionPropagator::write() {
   if (argsChanged)
     func.setAllArgAttrs(argAttrs);
   // Results that start replicated are constraints from now on.
-  if (options.replicateOpenBoundaries || options.autoPlan)
+  if (options.replicateOpenBoundaries || options.autoPlan || options.search)
     for (auto [i, constraint] : llvm::enumerate(resultConstraints))
       if (constraint && !func.getResultAttr(i, TPDialect::kShardingAttrName))
         func.setResultAttr(i, TPDialect::kShardingAttrName,
@@ -399,18 +407,63 @@ LogicalResult FunctionPropagator::applyPlan(MeshOp mesh,
     if (s && !state.fixed)
       state = {*s, true, true, origin};
   }
+  adoptDecisions(origin);
+  return success();
+}
+
+LogicalResult FunctionPropagator::searchOps(MeshOp mesh,
+                                            const AutoPlanOptions &options) {
+  auto settled = [&](Value v) {
+    auto it = states.find(v);
+    return it != states.end() && it->second.known
+               ? it->second.sharding
+               : TensorSharding::replicated(
+                     cast<RankedTensorType>(v.getType()).getRank());
+  };
+  PlanConstraints constraints;
+  for (BlockArgument arg : func.getArguments())
+    constraints.arguments.push_back(
+        isTensor(arg) ? std::optional<TensorSharding>(settled(arg))
+                      : std::nullopt);
+  // Open results keep what the fixed point returns.
+  Operation *ret = func.getFunctionBody().back().getTerminator();
+  for (auto [i, constraint] : llvm::enumerate(resultConstraints))
+    if (!constraint && i < ret->getNumOperands() &&
+        isTensor(ret->getOperand(i))) {
+      constraint = settled(ret->getOperand(i));
+      resultConstraintOrigins[i] = save("what propagation returns");
+    }
+  constraints.results.assign(resultConstraints.begin(),
+                             resultConstraints.end());
+  FailureOr<FunctionPlan> planned =
+      planFunction(func, mesh, constraints, options);
+  if (failed(planned))
+    return failure();
+  plan = std::move(*planned);
+  adoptDecisions(save("search"));
+  return success();
+}
+
+void FunctionPropagator::adoptDecisions(StringRef origin) {
   func.getFunctionBody().walk<WalkOrder::PreOrder>([&](Operation *op) {
     const ShardingRule *rule = ruleOf(op);
     auto it = plan->decisions.find(op);
     if (rule && it != plan->decisions.end()) {
       OpOutcome outcome = decisions.makeOutcome(op, *rule, it->second);
-      for (auto [result, s] : llvm::zip(op->getResults(), outcome.results))
-        if (s && !isRematerializable(result))
-          states[result] = {*s, true, false, origin};
+      auto pass = plan->passes.find(op);
+      for (auto [result, s] : llvm::zip(op->getResults(), outcome.results)) {
+        if (!s || isRematerializable(result))
+          continue;
+        TensorSharding sharding = *s;
+        if (pass != plan->passes.end())
+          for (StringRef axis : pass->second.axes)
+            if (!llvm::is_contained(sharding.partial, axis))
+              sharding.partial.push_back(axis);
+        states[result] = {std::move(sharding), true, false, origin};
+      }
     }
     return rule ? WalkResult::skip() : WalkResult::advance();
   });
-  return success();
 }
 
 void FunctionPropagator::writePlanRecord(MeshOp mesh,
@@ -451,13 +504,16 @@ void FunctionPropagator::writePlanRecord(MeshOp mesh,
 }
 
 LogicalResult FunctionPropagator::run(MeshOp mesh,
-                                      const AutoPlanOptions *autoPlan) {
+                                      const AutoPlanOptions *autoPlan,
+                                      const AutoPlanOptions *search) {
   seed();
   if (autoPlan) {
     if (failed(applyPlan(mesh, *autoPlan)))
       return failure();
   } else {
     propagate();
+    if (search && failed(searchOps(mesh, *search)))
+      return failure();
   }
   write();
   return success();
@@ -574,9 +630,22 @@ struct PropagatePass : public tp::impl::PropagatePassBase<PropagatePass> {
         }
         autoPlanOptions.memoryPerDevice = *bytes;
       }
-    } else if (!memoryPerDevice.empty() || costModel != "h200") {
-      module.emitError() << "tp-propagate: memory-per-device and cost-model "
-                            "apply to auto-plan, which is off";
+    } else if (!memoryPerDevice.empty()) {
+      module.emitError() << "tp-propagate: memory-per-device applies to "
+                            "auto-plan, which is off";
+      return signalPassFailure();
+    } else if (search) {
+      std::string error;
+      machine = MachineModel::load(costModel, error);
+      if (!machine) {
+        module.emitError() << "tp-propagate: cost-model: " << error;
+        return signalPassFailure();
+      }
+      autoPlanOptions.machine = &*machine;
+      autoPlanOptions.explain = false;
+    } else if (costModel != "h200") {
+      module.emitError() << "tp-propagate: cost-model applies to auto-plan "
+                            "and search, which are off";
       return signalPassFailure();
     }
     SymbolTableCollection symbols;
@@ -597,16 +666,19 @@ struct PropagatePass : public tp::impl::PropagatePassBase<PropagatePass> {
       }
       if (failed(checkSingleBlock(func)))
         return signalPassFailure();
-      PropagatePassOptions options{replicateOpenBoundaries, recordOrigins,
-                                   sequenceParallel,        autoPlan,
-                                   memoryPerDevice,         costModel};
+      PropagatePassOptions options{
+          replicateOpenBoundaries, recordOrigins, sequenceParallel, autoPlan,
+          memoryPerDevice,         costModel,     explain,          search};
       FunctionPropagator propagator(func, *mesh, options);
-      if (failed(propagator.run(*mesh, autoPlan ? &autoPlanOptions : nullptr)))
+      if (failed(
+              propagator.run(*mesh, autoPlan ? &autoPlanOptions : nullptr,
+                             !autoPlan && search ? &autoPlanOptions : nullptr)))
         return signalPassFailure();
       InsertReshardsPassOptions reshardOptions{recordOrigins, sequenceParallel};
       const FunctionPlan *plan = propagator.getPlan();
       if (failed(insertReshards(func, *mesh, reshardOptions,
-                                plan ? &plan->decisions : nullptr)))
+                                plan ? &plan->decisions : nullptr,
+                                plan ? &plan->passes : nullptr)))
         return signalPassFailure();
     }
   }

@@ -2,7 +2,7 @@
 
 // A budget below what any plan needs names the least it could be.
 // RUN: not tp-opt %s --tp-propagate="auto-plan memory-per-device=1MB" 2>&1 | FileCheck %s --check-prefix=BUDGET
-// BUDGET: auto-plan-invalid.mlir:[[@LINE+14]]:1: error: auto-plan: no plan fits memory-per-device=1000000 bytes: the function's arguments need at least 2105344 bytes per device (every open argument split as far as the mesh allows, annotated ones as annotated)
+// BUDGET: auto-plan-invalid.mlir:[[@LINE+18]]:1: error: auto-plan: no plan fits memory-per-device=1000000 bytes: the function's arguments need at least 2105344 bytes per device (every open argument split as far as the mesh allows, annotated ones as annotated)
 // RUN: not tp-opt %s --tp-propagate="auto-plan memory-per-device=lots" 2>&1 | FileCheck %s --check-prefix=SIZE
 // SIZE: error: tp-propagate: memory-per-device='lots' is not a size: expected a positive number of bytes with an optional unit (B, KB, MB, GB, TB, KiB, MiB, GiB, TiB), e.g. 80GB
 // RUN: not tp-opt %s --tp-propagate="auto-plan cost-model=%S/Inputs/missing.json" 2>&1 | FileCheck %s --check-prefix=MISSING
@@ -12,7 +12,11 @@
 // RUN: not tp-opt %s --tp-propagate="auto-plan cost-model=%s" 2>&1 | FileCheck %s --check-prefix=NOTJSON
 // NOTJSON: error: tp-propagate: cost-model: machine model '{{.*}}auto-plan-invalid.mlir' is not JSON: {{.*}}
 // RUN: not tp-opt %s --tp-propagate="memory-per-device=1GB" 2>&1 | FileCheck %s --check-prefix=OFF
-// OFF: error: tp-propagate: memory-per-device and cost-model apply to auto-plan, which is off
+// OFF: error: tp-propagate: memory-per-device applies to auto-plan, which is off
+// RUN: not tp-opt %s --tp-propagate="cost-model=%S/Inputs/slow-network.json" 2>&1 | FileCheck %s --check-prefix=NOMODEL
+// NOMODEL: error: tp-propagate: cost-model applies to auto-plan and search, which are off
+// search reads its machine model as auto-plan does.
+// RUN: not tp-opt %s --tp-propagate="search cost-model=%S/Inputs/negative-bandwidth.json" 2>&1 | FileCheck %s --check-prefix=NEGATIVE
 
 tp.mesh @world ["tp" = 4]
 

@@ -84,6 +84,9 @@ struct FunctionPlan {
   SmallVector<std::optional<TensorSharding>> arguments;
   /// Per op with a sharding rule: how its factors split.
   DenseMap<Operation *, FactorDecision> decisions;
+  /// Per op that carries a pending sum on (linear in it): which operands
+  /// are read unreduced, and over which axes.
+  DenseMap<Operation *, PendingPass> passes;
   /// Modelled seconds of one step on one device: compute and communication.
   double computeSeconds = 0;
   double communicationSeconds = 0;

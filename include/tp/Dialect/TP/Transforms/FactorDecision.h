@@ -86,6 +86,14 @@ public:
               const MeshAxes &mesh, unsigned f, ArrayRef<StringRef> axes) const;
 };
 
+/// A planned op's pending sums: the operands it reads unreduced (each a term
+/// of a sum over `axes`, which its results stay pending over). An op the
+/// plan holds without one reduces every pending operand first.
+struct PendingPass {
+  SmallVector<bool> operands;
+  AxisList axes;
+};
+
 /// A decision and what it implies for an op's tensors.
 struct OpOutcome {
   FactorDecision decision;

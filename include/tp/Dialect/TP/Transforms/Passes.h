@@ -27,16 +27,19 @@ namespace mlir::tp {
 
 class MeshOp;
 struct FactorDecision;
+struct PendingPass;
 
 /// Makes every op of `func` (propagated over `mesh`: `tp.sharding` on its
 /// arguments, `tp.shardings` on its ops) read its operands in the shardings
 /// its decision needs, inserting tp.reshard; what `--tp-insert-reshards` does
 /// per function, and the last step of `--tp-propagate`.
-/// With `plan` (auto-plan), an op it holds takes its planned decision.
+/// With `plan` (auto-plan), an op it holds takes its planned decision, and
+/// carries on the pending sums `passes` says (reducing every other).
 LogicalResult
 insertReshards(FunctionOpInterface func, MeshOp mesh,
                const InsertReshardsPassOptions &options,
-               const DenseMap<Operation *, FactorDecision> *plan = nullptr);
+               const DenseMap<Operation *, FactorDecision> *plan = nullptr,
+               const DenseMap<Operation *, PendingPass> *passes = nullptr);
 
 /// Options of the `tp-spmd` pipeline.
 struct SPMDPipelineOptions : public PassPipelineOptions<SPMDPipelineOptions> {
@@ -75,6 +78,11 @@ struct SPMDPipelineOptions : public PassPipelineOptions<SPMDPipelineOptions> {
       llvm::cl::desc("With auto-plan: also find each weight's runner-up "
                      "(--tp-propagate's explain)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> search{
+      *this, "search",
+      llvm::cl::desc("Without auto-plan: plan every op's split and pending "
+                     "sums by the global search (--tp-propagate's search)"),
+      llvm::cl::init(false)};
 };
 
 /// Global form -> local form: fold reshapes, propagate, partition, optimize

@@ -106,7 +106,16 @@ def PropagatePass : Pass<"tp-propagate", "::mlir::ModuleOp"> {
     collectives are the cheapest that fit; a roomy budget keeps small models
     whole (a collective's latency outweighs their compute) or splits the
     tokens of large ones. A budget no plan fits is an error naming the least
-    any plan needs.
+    any plan needs. An op linear in a pending sum may carry it on (its
+    strategies include reading such operands pending, a replicated addend
+    becoming one term for free), so where each sum is reduced is part of the
+    search, and a value read by several ops pays each reshard once.
+
+    With `search` (and no auto-plan), the fixed point runs first and the same
+    search then chooses every op's split and where each pending sum is
+    reduced, with the arguments and results as propagated: a sum whose terms
+    a hand-written backward adds to a replicated gradient one at a time is
+    reduced once instead of once per term.
 
     Example (Megatron-LM's MLP from one annotation):
 
@@ -167,7 +176,12 @@ def PropagatePass : Pass<"tp-propagate", "::mlir::ModuleOp"> {
     Option<"explain", "explain", "bool", /*default=*/"true",
            "With auto-plan: also find each weight's runner-up (the best plan "
            "that splits it otherwise: one more solve per weight) for tp.plan "
-           "and --tp-report; tp-compile turns it off">
+           "and --tp-report; tp-compile turns it off">,
+    Option<"search", "search", "bool", /*default=*/"false",
+           "Without auto-plan: after the fixed point, choose every op's split "
+           "and where each pending sum is reduced by the same global search "
+           "over `cost-model` (arguments and results stay as propagated): a "
+           "sum whose terms arrive one by one is reduced once">
   ];
 }
 
