@@ -6,7 +6,10 @@
 //
 // Every module that parses runs through --tp-spmd (fold reshapes, propagate,
 // partition, optimize collectives, canonicalize) under the oracle of
-// FuzzMLIR.h: a failure must come with an error, a success must verify.
+// FuzzMLIR.h: a failure must come with an error, a success must verify. The
+// input's size picks the propagation: the fixed point, its `search`, or
+// `auto-plan` (with a budget of 1 MB every other time), so that the
+// planner meets every input shape the fixed point does.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,8 +22,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   mlir::OwningOpRef<mlir::ModuleOp> module = tpfuzz::parse(context, data, size);
   if (!module)
     return 0;
-  tpfuzz::runChecked(*module, [](mlir::OpPassManager &pm) {
-    mlir::tp::buildSPMDPipeline(pm, mlir::tp::SPMDPipelineOptions());
+  mlir::tp::SPMDPipelineOptions options;
+  switch (size % 4) {
+  case 1:
+    options.search = true;
+    break;
+  case 2:
+    options.autoPlan = true;
+    break;
+  case 3:
+    options.autoPlan = true;
+    options.memoryPerDevice = "1MB";
+    break;
+  default:
+    break;
+  }
+  tpfuzz::runChecked(*module, [&](mlir::OpPassManager &pm) {
+    mlir::tp::buildSPMDPipeline(pm, options);
   });
   return 0;
 }
