@@ -609,32 +609,17 @@ struct PropagatePass : public tp::impl::PropagatePassBase<PropagatePass> {
     // The planner's inputs, checked before anything changes.
     std::optional<MachineModel> machine;
     AutoPlanOptions autoPlanOptions;
-    if (autoPlan) {
-      std::string error;
-      machine = MachineModel::load(costModel, error);
-      if (!machine) {
-        module.emitError() << "tp-propagate: cost-model: " << error;
-        return signalPassFailure();
-      }
-      autoPlanOptions.machine = &*machine;
-      autoPlanOptions.explain = explain;
-      if (!memoryPerDevice.empty()) {
-        std::optional<double> bytes = parseByteSize(memoryPerDevice);
-        if (!bytes) {
-          module.emitError()
-              << "tp-propagate: memory-per-device='" << memoryPerDevice
-              << "' is not a size: expected a positive number of bytes with "
-                 "an optional unit (B, KB, MB, GB, TB, KiB, MiB, GiB, TiB), "
-                 "e.g. 80GB";
-          return signalPassFailure();
-        }
-        autoPlanOptions.memoryPerDevice = *bytes;
-      }
-    } else if (!memoryPerDevice.empty()) {
+    if (!autoPlan && !memoryPerDevice.empty()) {
       module.emitError() << "tp-propagate: memory-per-device applies to "
                             "auto-plan, which is off";
       return signalPassFailure();
-    } else if (search) {
+    }
+    if (!autoPlan && !search && costModel != "h200") {
+      module.emitError() << "tp-propagate: cost-model applies to auto-plan "
+                            "and search, which are off";
+      return signalPassFailure();
+    }
+    if (autoPlan || search) {
       std::string error;
       machine = MachineModel::load(costModel, error);
       if (!machine) {
@@ -642,11 +627,20 @@ struct PropagatePass : public tp::impl::PropagatePassBase<PropagatePass> {
         return signalPassFailure();
       }
       autoPlanOptions.machine = &*machine;
-      autoPlanOptions.explain = false;
-    } else if (costModel != "h200") {
-      module.emitError() << "tp-propagate: cost-model applies to auto-plan "
-                            "and search, which are off";
-      return signalPassFailure();
+      // Runner-ups explain an auto-plan's weights; search fixes them.
+      autoPlanOptions.explain = autoPlan && explain;
+    }
+    if (autoPlan && !memoryPerDevice.empty()) {
+      std::optional<double> bytes = parseByteSize(memoryPerDevice);
+      if (!bytes) {
+        module.emitError()
+            << "tp-propagate: memory-per-device='" << memoryPerDevice
+            << "' is not a size: expected a positive number of bytes with "
+               "an optional unit (B, KB, MB, GB, TB, KiB, MiB, GiB, TiB), "
+               "e.g. 80GB";
+        return signalPassFailure();
+      }
+      autoPlanOptions.memoryPerDevice = *bytes;
     }
     SymbolTableCollection symbols;
     if (failed(inlineCalls(module, symbols)))
