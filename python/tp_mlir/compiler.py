@@ -150,14 +150,10 @@ class Program:
     def report(self):
         """The plan report (`tp-opt --tp-spmd --tp-report=format=json`) as a dict."""
         path = os.path.join(self.workdir, "report.json")
-        options = []
-        if "--sequence-parallel" in self._compile_flags:
-            options.append("sequence-parallel")
-        for flag in self._compile_flags:
-            if flag == "--auto-plan":
-                options.append("auto-plan")
-            elif flag.startswith(("--memory-per-device=", "--cost-model=")):
-                options.append(flag[2:])
+        # tp-compile's --tp-spmd options, as the pipeline's.
+        options = [flag[2:] for flag in self._compile_flags
+                   if flag in ("--sequence-parallel", "--auto-plan") or
+                   flag.startswith(("--memory-per-device=", "--cost-model="))]
         flags = ["--tp-spmd" + ("=" + " ".join(options) if options else ""),
                  "--tp-report=format=json output=%s" % path]
         _run([_tools.find_tool("tp-opt"), self.model_path] + flags + ["-o", os.devnull], "tp-opt")
