@@ -24,7 +24,8 @@
 // edited by hand): it goes through steps 3 and 4 only.
 //
 // --sequence-parallel, --replicate-open-boundaries, --auto-plan (with
-// --memory-per-device and --cost-model) and --search are --tp-spmd's options;
+// --memory-per-device and --cost-model) and --search (on by default, not with
+// --sequence-parallel) are --tp-spmd's options;
 // --unsharded strips every sharding first (the one-device reference);
 // --reference lowers without the project's fusion, math approximations and BLAS
 // calls (tp-run
@@ -133,9 +134,11 @@ cl::opt<bool> autoPlan(
     cl::init(false), cl::cat(category));
 cl::opt<bool> search(
     "search",
-    cl::desc("--tp-spmd's search: after propagation, plan every op's split "
-             "and where each pending sum is reduced over the cost model"),
-    cl::init(false), cl::cat(category));
+    cl::desc("--tp-spmd's search (on; --search=false keeps the fixed "
+             "point's plan): after propagation, plan every op's split and "
+             "where each pending sum is reduced over the cost model, adopted "
+             "where modelled faster"),
+    cl::init(true), cl::cat(category));
 cl::opt<std::string> memoryPerDevice(
     "memory-per-device",
     cl::desc("With --auto-plan: bytes of arguments one device may hold (e.g. "
@@ -269,12 +272,12 @@ static int lowerModel(llvm::LLVMContext &llvmContext,
     spmd.autoPlan = autoPlan;
     spmd.memoryPerDevice = memoryPerDevice;
     spmd.costModel = costModel;
-    spmd.search = search;
+    spmd.search = search && !sequenceParallel;
     // Runner-ups only explain the plan (--tp-report); a compile needs none.
     spmd.explain = false;
     tp::buildSPMDPipeline(pm, spmd);
   } else if (sequenceParallel || replicateOpenBoundaries || autoPlan ||
-             search) {
+             (search && search.getNumOccurrences())) {
     return fail("'" + inputFile +
                 "' is in local form already; --sequence-parallel, "
                 "--replicate-open-boundaries, --auto-plan and --search apply "
@@ -373,10 +376,18 @@ int main(int argc, char **argv) {
     return 2;
   if (!autoPlan && memoryPerDevice.getNumOccurrences())
     return fail("--memory-per-device applies to --auto-plan");
-  if (!autoPlan && !search && costModel.getNumOccurrences())
-    return fail("--cost-model applies to --auto-plan and --search");
+  // --search is on unless turned off; given on the command line, it is
+  // asked for.
+  bool searchAsked = search && search.getNumOccurrences();
+  if (searchAsked && sequenceParallel)
+    return fail("--search does not plan --sequence-parallel's "
+                "reduce-scatters: give one of them");
+  if (!autoPlan && !(search && !sequenceParallel) &&
+      costModel.getNumOccurrences())
+    return fail("--cost-model applies to --auto-plan and --search (off with "
+                "--search=false or --sequence-parallel)");
   if (unsharded &&
-      (sequenceParallel || replicateOpenBoundaries || autoPlan || search))
+      (sequenceParallel || replicateOpenBoundaries || autoPlan || searchAsked))
     return fail("--unsharded compiles without shardings; it takes no "
                 "--tp-spmd option");
   if (target == Target::CUDA && (reference || emulateGpuMapping))

@@ -142,8 +142,9 @@ const char *kHelp =
     "  --auto-plan                  compile with --tp-spmd's auto-plan: every\n"
     "                               open sharding chosen by the planner\n"
     "  --memory-per-device BYTES    with --auto-plan: the budget (e.g. 80GB)\n"
-    "  --search                     compile with --tp-spmd's search: op\n"
-    "                               splits and pending sums planned\n"
+    "  --search / --search=false    --tp-spmd's search, on unless\n"
+    "                               --search=false or --sequence-parallel:\n"
+    "                               op splits and pending sums planned\n"
     "  --cost-model NAME|FILE       with --auto-plan or --search: h200\n"
     "                               or a file of tprt-bench --calibrate\n"
     "  --tp-compile PATH            the tp-compile to use (default: the one\n"
@@ -254,7 +255,8 @@ Options parse(int argc, char **argv) {
       o.repeat = static_cast<int>(integer(i, a, 1, 1000000));
     } else if (a == "--sequence-parallel" ||
                a == "--replicate-open-boundaries" || a == "--auto-plan" ||
-               a == "--search") {
+               a == "--search" || a == "--search=false" ||
+               a == "--search=true") {
       o.spmdOptions.push_back(a);
     } else if (a == "--memory-per-device" || a == "--cost-model") {
       o.spmdOptions.push_back(a + "=" + value(i, a));

@@ -187,7 +187,7 @@ LogicalResult TPDialect::verifyOperationAttribute(Operation *op,
       return op->emitOpError()
              << "'" << kPlanAttrName
              << "' must be a dictionary on a function (what auto-plan "
-                "chose and why), got "
+                "or the search chose and why), got "
              << attr.getValue();
     return success();
   }

@@ -58,11 +58,11 @@ public:
         decisions(decider, axes), attrCache(func->getContext(), meshRef) {}
 
   LogicalResult run();
-  void setPlan(const DenseMap<Operation *, FactorDecision> *p,
-               const DenseMap<Operation *, PendingPass> *pending) {
-    plan = p;
-    passes = pending;
-    decisions.setPlan(p);
+  void setPlan(const OpChoices *p, OpChoices *record) {
+    plan = p ? &p->decisions : nullptr;
+    passes = p ? &p->passes : nullptr;
+    decisions.setPlan(plan);
+    made = record;
   }
 
 private:
@@ -115,6 +115,8 @@ private:
   OpDecisions decisions;
   const DenseMap<Operation *, FactorDecision> *plan = nullptr;
   const DenseMap<Operation *, PendingPass> *passes = nullptr;
+  /// Where to record the choices made, when asked.
+  OpChoices *made = nullptr;
 
   /// Given shardings, converted once per attribute.
   DenseMap<Attribute, const TensorSharding *> fromAttr;
@@ -491,6 +493,11 @@ LogicalResult ReshardInserter::finalize() {
           return failure();
       }
     }
+    if (made) {
+      made->decisions[op] = outcome->decision;
+      if (!passedPartial.empty())
+        made->passes[op] = {partialIn, passedPartial};
+    }
     for (auto [use, implied] :
          llvm::zip(op->getOpOperands(), outcome->operands)) {
       if (!isTensor(use.get()))
@@ -649,12 +656,10 @@ struct InsertReshardsPass
 
 } // namespace
 
-LogicalResult
-mlir::tp::insertReshards(FunctionOpInterface func, MeshOp mesh,
-                         const InsertReshardsPassOptions &options,
-                         const DenseMap<Operation *, FactorDecision> *plan,
-                         const DenseMap<Operation *, PendingPass> *passes) {
+LogicalResult mlir::tp::insertReshards(FunctionOpInterface func, MeshOp mesh,
+                                       const InsertReshardsPassOptions &options,
+                                       const OpChoices *plan, OpChoices *made) {
   ReshardInserter inserter(func, mesh, options);
-  inserter.setPlan(plan, passes);
+  inserter.setPlan(plan, made);
   return inserter.run();
 }

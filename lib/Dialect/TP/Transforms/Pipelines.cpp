@@ -23,7 +23,8 @@ void mlir::tp::buildSPMDPipeline(OpPassManager &pm,
   propagate.memoryPerDevice = options.memoryPerDevice;
   propagate.costModel = options.costModel;
   propagate.explain = options.explain;
-  propagate.search = options.search;
+  // The search does not plan sequence parallelism's reduce-scatters.
+  propagate.search = options.search && !options.sequenceParallel;
   pm.addPass(createPropagatePass(propagate));
   pm.addPass(createPartitionPass());
   pm.addPass(createOptimizeCollectivesPass());

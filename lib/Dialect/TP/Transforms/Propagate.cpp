@@ -22,6 +22,10 @@
 //  (AutoPlan.h): it chooses every open argument's sharding and every op's
 //  factor split at once, and those are what is written; reshard insertion
 //  follows the plan's decisions.
+//  With `search`, the planner then plans the ops (arguments and results as
+//  the fixed point left them), and its plan replaces the fixed point's where
+//  the model says it is clearly faster, the fixed point's plan costed as
+//  reshard insertion would complete it (on a copy of the function).
 //  4. The fixed point is written (`tp.shardings` on ops, `tp.sharding` on
 //     arguments, with `record-origins` the constraint each came from), and
 //     reshard insertion (InsertReshards.cpp) makes every op's operands agree
@@ -38,6 +42,8 @@
 #include "tp/Dialect/TP/Transforms/Structure.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Transforms/Inliner.h"
@@ -99,6 +105,10 @@ private:
   LogicalResult searchOps(MeshOp mesh, const AutoPlanOptions &options);
   /// Gives each planned op's results the planned shardings.
   void adoptDecisions(StringRef origin);
+  /// Records the plan the search adopted (`tp.plan`, mode "search"): its
+  /// modelled step and the fixed point's it replaced.
+  void writeSearchRecord(const FunctionPlan &searched,
+                         const MachineModel &machine);
   /// Records the plan's figures and each weight's runner-up on the function
   /// (`tp.plan`, what --tp-report explains).
   void writePlanRecord(MeshOp mesh, const AutoPlanOptions &autoPlan);
@@ -427,35 +437,104 @@ LogicalResult FunctionPropagator::searchOps(MeshOp mesh,
                       : std::nullopt);
   // Open results keep what the fixed point returns.
   Operation *ret = func.getFunctionBody().back().getTerminator();
-  for (auto [i, constraint] : llvm::enumerate(resultConstraints))
-    if (!constraint && i < ret->getNumOperands() &&
-        isTensor(ret->getOperand(i))) {
-      constraint = settled(ret->getOperand(i));
-      resultConstraintOrigins[i] = save("what propagation returns");
-    }
   constraints.results.assign(resultConstraints.begin(),
                              resultConstraints.end());
+  for (auto [i, constraint] : llvm::enumerate(constraints.results))
+    if (!constraint && i < ret->getNumOperands() &&
+        isTensor(ret->getOperand(i)))
+      constraint = settled(ret->getOperand(i));
+
+  // The fixed point's own plan, as reshard insertion completes it (where
+  // each pending sum is reduced), on a copy: the plan to beat.
+  write();
+  OpChoices fixedPoint;
+  {
+    IRMapping mapping;
+    Operation *copy = func->clone(mapping);
+    DenseMap<Operation *, Operation *> original;
+    for (auto [from, to] : mapping.getOperationMap())
+      original[to] = from;
+    OpChoices made;
+    LogicalResult inserted = success();
+    {
+      // Its remarks and errors are the real insertion's, later.
+      ScopedDiagnosticHandler quiet(func->getContext(),
+                                    [](Diagnostic &) { return success(); });
+      InsertReshardsPassOptions reshardOptions{false, false};
+      inserted = insertReshards(cast<FunctionOpInterface>(copy), mesh,
+                                reshardOptions, nullptr, &made);
+    }
+    copy->erase();
+    if (failed(inserted))
+      return success();
+    for (auto &[op, decision] : made.decisions)
+      if (Operation *from = original.lookup(op))
+        fixedPoint.decisions[from] = std::move(decision);
+    for (auto &[op, pass] : made.passes)
+      if (Operation *from = original.lookup(op))
+        fixedPoint.passes[from] = std::move(pass);
+  }
+
   FailureOr<FunctionPlan> planned =
-      planFunction(func, mesh, constraints, options);
+      planFunction(func, mesh, constraints, options, &fixedPoint);
   if (failed(planned))
     return failure();
+  // The search's plan replaces the fixed point's only where the model says
+  // it is clearly faster. The fixed point's is what the annotations say, op
+  // by op, and what the model does not see favours it (temporaries, such as
+  // a weight gathered whole instead of a partial product reduced; the
+  // model's error, within 30% of the measured step on the CPU); a plan the
+  // model cannot express stays.
+  constexpr double kAdoptionGain = 0.05;
+  std::optional<std::pair<double, double>> given = planned->incumbentSeconds;
+  double searched = planned->computeSeconds + planned->communicationSeconds;
+  bool adopt =
+      given && searched < (given->first + given->second) * (1 - kAdoptionGain);
+  if (!adopt)
+    return success();
+  writeSearchRecord(*planned, *options.machine);
+  for (auto [i, constraint] : llvm::enumerate(resultConstraints))
+    if (!constraint && constraints.results[i]) {
+      constraint = constraints.results[i];
+      resultConstraintOrigins[i] = save("what propagation returns");
+    }
   plan = std::move(*planned);
   adoptDecisions(save("search"));
+  write();
   return success();
+}
+
+void FunctionPropagator::writeSearchRecord(const FunctionPlan &searched,
+                                           const MachineModel &machine) {
+  Builder b(func->getContext());
+  auto [fixedCompute, fixedCommunication] = *searched.incumbentSeconds;
+  func->setAttr(
+      TPDialect::kPlanAttrName,
+      b.getDictionaryAttr(
+          {b.getNamedAttr("mode", b.getStringAttr("search")),
+           b.getNamedAttr("cost_model", b.getStringAttr(machine.name)),
+           b.getNamedAttr("compute_seconds",
+                          b.getF64FloatAttr(searched.computeSeconds)),
+           b.getNamedAttr("communication_seconds",
+                          b.getF64FloatAttr(searched.communicationSeconds)),
+           b.getNamedAttr("fixed_point_compute_seconds",
+                          b.getF64FloatAttr(fixedCompute)),
+           b.getNamedAttr("fixed_point_communication_seconds",
+                          b.getF64FloatAttr(fixedCommunication))}));
 }
 
 void FunctionPropagator::adoptDecisions(StringRef origin) {
   func.getFunctionBody().walk<WalkOrder::PreOrder>([&](Operation *op) {
     const ShardingRule *rule = ruleOf(op);
-    auto it = plan->decisions.find(op);
-    if (rule && it != plan->decisions.end()) {
+    auto it = plan->ops.decisions.find(op);
+    if (rule && it != plan->ops.decisions.end()) {
       OpOutcome outcome = decisions.makeOutcome(op, *rule, it->second);
-      auto pass = plan->passes.find(op);
+      auto pass = plan->ops.passes.find(op);
       for (auto [result, s] : llvm::zip(op->getResults(), outcome.results)) {
         if (!s || isRematerializable(result))
           continue;
         TensorSharding sharding = *s;
-        if (pass != plan->passes.end())
+        if (pass != plan->ops.passes.end())
           for (StringRef axis : pass->second.axes)
             if (!llvm::is_contained(sharding.partial, axis))
               sharding.partial.push_back(axis);
@@ -512,8 +591,10 @@ LogicalResult FunctionPropagator::run(MeshOp mesh,
       return failure();
   } else {
     propagate();
-    if (search && failed(searchOps(mesh, *search)))
-      return failure();
+    // The search writes the fixed point (to cost it), and the plan it
+    // adopts.
+    if (search)
+      return searchOps(mesh, *search);
   }
   write();
   return success();
@@ -619,6 +700,12 @@ struct PropagatePass : public tp::impl::PropagatePassBase<PropagatePass> {
                             "and search, which are off";
       return signalPassFailure();
     }
+    if (search && sequenceParallel && !autoPlan) {
+      module.emitError() << "tp-propagate: search does not plan "
+                            "sequence-parallel's reduce-scatters: give one "
+                            "of them";
+      return signalPassFailure();
+    }
     if (autoPlan || search) {
       std::string error;
       machine = MachineModel::load(costModel, error);
@@ -671,8 +758,7 @@ struct PropagatePass : public tp::impl::PropagatePassBase<PropagatePass> {
       InsertReshardsPassOptions reshardOptions{recordOrigins, sequenceParallel};
       const FunctionPlan *plan = propagator.getPlan();
       if (failed(insertReshards(func, *mesh, reshardOptions,
-                                plan ? &plan->decisions : nullptr,
-                                plan ? &plan->passes : nullptr)))
+                                plan ? &plan->ops : nullptr)))
         return signalPassFailure();
     }
   }

@@ -77,9 +77,12 @@ struct WeightEntry {
 };
 
 struct PlanEntry {
-  std::string costModel;
+  /// "auto-plan", or "search" (a plan the search adopted over the fixed
+  /// point's, whose modelled seconds it keeps).
+  std::string mode, costModel;
   double budget = 0, computeSeconds = 0, communicationSeconds = 0,
          argumentBytes = 0;
+  double fixedPointComputeSeconds = 0, fixedPointCommunicationSeconds = 0;
   SmallVector<WeightEntry> weights;
 };
 
@@ -125,8 +128,13 @@ std::optional<PlanEntry> planOf(FunctionOpInterface func) {
     return f ? f.getValueAsDouble() : 0.0;
   };
   PlanEntry p;
+  auto mode = dict.getAs<StringAttr>("mode");
+  p.mode = mode ? mode.str() : "auto-plan";
   if (auto name = dict.getAs<StringAttr>("cost_model"))
     p.costModel = name.str();
+  p.fixedPointComputeSeconds = number(dict, "fixed_point_compute_seconds");
+  p.fixedPointCommunicationSeconds =
+      number(dict, "fixed_point_communication_seconds");
   p.budget = number(dict, "memory_per_device");
   p.computeSeconds = number(dict, "compute_seconds");
   p.communicationSeconds = number(dict, "communication_seconds");
@@ -451,6 +459,21 @@ void printText(llvm::raw_ostream &os, const FunctionReport &r, MeshOp mesh) {
     return;
   const PlanEntry &p = *r.plan;
   double total = p.computeSeconds + p.communicationSeconds;
+  if (p.mode == "search") {
+    os << "  plan (search, cost model " << p.costModel
+       << "; adopted over the fixed point's):\n";
+    os << llvm::formatv("    modelled step per device: {0:f2} us (compute "
+                        "{1:f2} us, communication {2:f2} us)\n",
+                        total * 1e6, p.computeSeconds * 1e6,
+                        p.communicationSeconds * 1e6);
+    os << llvm::formatv(
+        "    the fixed point's plan: {0:f2} us (compute {1:f2} us, "
+        "communication {2:f2} us)\n",
+        (p.fixedPointComputeSeconds + p.fixedPointCommunicationSeconds) * 1e6,
+        p.fixedPointComputeSeconds * 1e6,
+        p.fixedPointCommunicationSeconds * 1e6);
+    return;
+  }
   os << "  plan (auto-plan, cost model " << p.costModel << ", "
      << (p.budget > 0 ? llvm::formatv("{0} B per device", whole(p.budget)).str()
                       : std::string("no memory budget"))
@@ -541,12 +564,19 @@ llvm::json::Value toJson(const FunctionReport &r) {
       weights.push_back(std::move(o));
     }
     json["plan"] = llvm::json::Object{
+        {"mode", r.plan->mode},
         {"cost_model", r.plan->costModel},
         {"memory_per_device", r.plan->budget},
         {"compute_seconds", r.plan->computeSeconds},
         {"communication_seconds", r.plan->communicationSeconds},
         {"argument_bytes", r.plan->argumentBytes},
         {"weights", std::move(weights)}};
+    if (r.plan->mode == "search") {
+      llvm::json::Object &plan = *json["plan"].getAsObject();
+      plan["fixed_point_compute_seconds"] = r.plan->fixedPointComputeSeconds;
+      plan["fixed_point_communication_seconds"] =
+          r.plan->fixedPointCommunicationSeconds;
+    }
   }
   return json;
 }

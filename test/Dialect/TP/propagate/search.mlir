@@ -1,18 +1,28 @@
 // RUN: tp-opt %s --tp-propagate | FileCheck %s --check-prefix=GREEDY
 // RUN: tp-opt %s --tp-propagate=search | FileCheck %s --check-prefix=SEARCH
-// RUN: tp-opt %s --tp-spmd=search | FileCheck %s --check-prefix=SPMD
-// RUN: tp-run %s --random-inputs --verify --search | FileCheck %s --check-prefix=EXEC
+// RUN: tp-opt %s --tp-spmd | FileCheck %s --check-prefix=SPMD
+// RUN: tp-opt %s --tp-spmd=search=false | FileCheck %s --check-prefix=FIXED
+// RUN: tp-opt %s --tp-spmd="cost-model=%S/Inputs/slow-compute.json" | FileCheck %s --check-prefix=FIXED
+// RUN: tp-opt %s --tp-spmd --tp-report -o /dev/null 2>&1 | FileCheck %s --check-prefix=REPORT
+// RUN: tp-run %s --random-inputs --verify | FileCheck %s --check-prefix=EXEC
+// RUN: not tp-opt %s --tp-propagate="search sequence-parallel" 2>&1 | FileCheck %s --check-prefix=SP
+// RUN: tp-opt %s --tp-spmd="sequence-parallel" | FileCheck %s --check-prefix=SEQ
 
-// Tests the annotated path's search (--tp-propagate's `search`): an input
-// gradient accumulated term by term, as a hand-written backward adds each
-// projection's contribution to the residual's gradient (dx = ((dres + dh1
-// w1^T) + dh2 w2^T) + dh3 w3^T, every w split by columns: each product is a
-// pending sum over "tp"). The fixed point reduces each sum before its add (a
-// replicated term cannot join a pending one): three all-reduces of the same
-// bytes. The search, with a collective's latency in its cost, reduces once:
-// the replicated residual gradient becomes one term of the sum (kept on one
-// device, zero on the others: no communication), the adds carry the pending
-// sum on, and the result is reduced where it is returned.
+// Tests the annotated path's search (--tp-propagate's `search`, on in
+// --tp-spmd): an input gradient accumulated term by term, as a hand-written
+// backward adds each projection's contribution to the residual's gradient
+// (dx = ((dres + dh1 w1^T) + dh2 w2^T) + dh3 w3^T, every w split by columns:
+// each product is a pending sum over "tp"). The fixed point reduces each sum
+// before its add (a replicated term cannot join a pending one): three
+// all-reduces of the same bytes. The search, with a collective's latency in
+// its cost, reduces once: the replicated residual gradient becomes one term
+// of the sum (kept on one device, zero on the others: no communication), the
+// adds carry the pending sum on, and the result is reduced where it is
+// returned. Its plan is adopted because the model says it is faster by 5% or
+// more of the step: on a machine whose GEMMs are slow (slow-compute.json) the
+// two all-reduces saved are under that, and the fixed point's plan stays; so
+// it does with search=false, and under sequence parallelism (which the search
+// does not plan; asking for both in the pass is an error).
 
 // GREEDY-COUNT-3: tp.reshard {{.*}} <@world, [{}, {}]>
 // GREEDY-NOT: tp.reshard
@@ -25,8 +35,22 @@
 // SEARCH-NEXT: %[[R:.*]] = tp.reshard %[[SUM]] <@world, [{}, {}]>
 // SEARCH-NEXT: return %[[R]]
 
+// SPMD: tp.plan = {{{.*}}mode = "search"
 // SPMD-COUNT-1: tp.all_reduce
 // SPMD-NOT: tp.all_reduce
+
+// FIXED-NOT: tp.plan
+// FIXED-COUNT-3: tp.all_reduce
+// FIXED-NOT: tp.all_reduce
+
+// REPORT: plan (search, cost model h200; adopted over the fixed point's):
+// REPORT-NEXT: modelled step per device: {{[0-9.]+}} us (compute {{[0-9.]+}} us, communication {{[0-9.]+}} us)
+// REPORT-NEXT: the fixed point's plan: {{[0-9.]+}} us (compute {{[0-9.]+}} us, communication {{[0-9.]+}} us)
+
+// SEQ-NOT: tp.plan
+// SEQ-COUNT-3: tp.reduce_scatter
+
+// SP: error: tp-propagate: search does not plan sequence-parallel's reduce-scatters: give one of them
 
 // EXEC: verify result #0: {{.*}}: PASS
 

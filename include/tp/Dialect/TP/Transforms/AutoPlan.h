@@ -82,16 +82,20 @@ struct WeightChoice {
 struct FunctionPlan {
   /// Per function argument (none for a non-tensor).
   SmallVector<std::optional<TensorSharding>> arguments;
-  /// Per op with a sharding rule: how its factors split.
-  DenseMap<Operation *, FactorDecision> decisions;
-  /// Per op that carries a pending sum on (linear in it): which operands
-  /// are read unreduced, and over which axes.
-  DenseMap<Operation *, PendingPass> passes;
+  /// Per op with a sharding rule: how its factors split; per op that
+  /// carries a pending sum on (linear in it), which operands are read
+  /// unreduced, and over which axes.
+  OpChoices ops;
   /// Modelled seconds of one step on one device: compute and communication.
   double computeSeconds = 0;
   double communicationSeconds = 0;
   /// Bytes of the arguments on one device.
   double argumentBytes = 0;
+  /// The incumbent plan planFunction was given, in the same model: its
+  /// compute and communication seconds, when the model can express it
+  /// (every op's choice one of its strategies, the same in every repeat of
+  /// a layer).
+  std::optional<std::pair<double, double>> incumbentSeconds;
   /// Per weight (open argument of rank 2 or more; one per repeated layer),
   /// its choice and runner-up.
   SmallVector<WeightChoice> weights;
@@ -99,10 +103,12 @@ struct FunctionPlan {
 
 /// Plans `func` over `mesh`. Fails with a diagnostic on the function when no
 /// plan fits the budget (naming the least any plan needs) or the solver
-/// fails.
+/// fails. With `incumbent` (the choices of the fixed point), also costs that
+/// plan in the same model (`FunctionPlan::incumbentSeconds`).
 FailureOr<FunctionPlan> planFunction(FunctionOpInterface func, MeshOp mesh,
                                      const PlanConstraints &constraints,
-                                     const AutoPlanOptions &options);
+                                     const AutoPlanOptions &options,
+                                     const OpChoices *incumbent = nullptr);
 
 /// Parses a byte count: a number with an optional unit (B, KB, MB, GB, TB,
 /// KiB, MiB, GiB, TiB), e.g. "80GB", "1.5GiB", "4096".

@@ -60,8 +60,8 @@ StringRef collectiveFormula(CollectiveKind kind);
 /// collective costs, modelled as latency + bus bytes / bus bandwidth (the
 /// bus bytes are collectiveBytes' ring formulas, as nccl-tests reports
 /// "busbw"). The constants come from a machine-model file (JSON, format in
-/// docs/cost-model.md; `tprt-bench --calibrate` measures one), or are the built-in H200 + NVLink node's
-/// (docs/cost-model.md gives their sources).
+/// docs/cost-model.md; `tprt-bench --calibrate` measures one), or are the
+/// built-in H200 + NVLink node's (docs/cost-model.md gives their sources).
 struct MachineModel {
   struct Collective {
     /// Seconds of a call that moves nothing, plus per device past the first.

@@ -94,6 +94,14 @@ struct PendingPass {
   AxisList axes;
 };
 
+/// Per op of a function: how its factors split, and the pending sums it
+/// carries on (an op absent from `passes` reduces every pending operand) —
+/// what a plan fixes, or what reshard insertion chose.
+struct OpChoices {
+  DenseMap<Operation *, FactorDecision> decisions;
+  DenseMap<Operation *, PendingPass> passes;
+};
+
 /// A decision and what it implies for an op's tensors.
 struct OpOutcome {
   FactorDecision decision;

@@ -26,20 +26,21 @@ namespace mlir::tp {
 #include "tp/Dialect/TP/Transforms/Passes.h.inc"
 
 class MeshOp;
-struct FactorDecision;
-struct PendingPass;
+struct OpChoices;
 
 /// Makes every op of `func` (propagated over `mesh`: `tp.sharding` on its
 /// arguments, `tp.shardings` on its ops) read its operands in the shardings
 /// its decision needs, inserting tp.reshard; what `--tp-insert-reshards` does
 /// per function, and the last step of `--tp-propagate`.
-/// With `plan` (auto-plan), an op it holds takes its planned decision, and
-/// carries on the pending sums `passes` says (reducing every other).
-LogicalResult
-insertReshards(FunctionOpInterface func, MeshOp mesh,
-               const InsertReshardsPassOptions &options,
-               const DenseMap<Operation *, FactorDecision> *plan = nullptr,
-               const DenseMap<Operation *, PendingPass> *passes = nullptr);
+/// With `plan` (auto-plan, search), an op it holds takes its planned
+/// decision and carries on the pending sums the plan says (reducing every
+/// other). With `made`, records every ruled op's decision and the pending
+/// sums it carried on (what the fixed point's plan is, for the search to
+/// cost).
+LogicalResult insertReshards(FunctionOpInterface func, MeshOp mesh,
+                             const InsertReshardsPassOptions &options,
+                             const OpChoices *plan = nullptr,
+                             OpChoices *made = nullptr);
 
 /// Options of the `tp-spmd` pipeline.
 struct SPMDPipelineOptions : public PassPipelineOptions<SPMDPipelineOptions> {
@@ -80,9 +81,11 @@ struct SPMDPipelineOptions : public PassPipelineOptions<SPMDPipelineOptions> {
       llvm::cl::init(true)};
   PassOptions::Option<bool> search{
       *this, "search",
-      llvm::cl::desc("Without auto-plan: plan every op's split and pending "
-                     "sums by the global search (--tp-propagate's search)"),
-      llvm::cl::init(false)};
+      llvm::cl::desc("Without auto-plan or sequence-parallel: plan every "
+                     "op's split and pending sums by the global search, "
+                     "adopted where modelled faster (--tp-propagate's "
+                     "search)"),
+      llvm::cl::init(true)};
 };
 
 /// Global form -> local form: fold reshapes, propagate, partition, optimize

@@ -111,11 +111,18 @@ def PropagatePass : Pass<"tp-propagate", "::mlir::ModuleOp"> {
     becoming one term for free), so where each sum is reduced is part of the
     search, and a value read by several ops pays each reshard once.
 
-    With `search` (and no auto-plan), the fixed point runs first and the same
-    search then chooses every op's split and where each pending sum is
-    reduced, with the arguments and results as propagated: a sum whose terms
-    a hand-written backward adds to a replicated gradient one at a time is
-    reduced once instead of once per term.
+    With `search` (and no auto-plan; on in `--tp-spmd`), the fixed point runs
+    first and the same search then chooses every op's split and where each
+    pending sum is reduced, with the arguments and results as propagated: a
+    sum whose terms a hand-written backward adds to a replicated gradient one
+    at a time is reduced once instead of once per term. The fixed point's own
+    plan (its splits, and where reshard insertion would reduce each sum) is
+    costed in the same model, and the search's plan replaces it only when
+    modelled at least 5% faster: the annotations' plan stays where the gain is
+    within the model's error, or where the model cannot express it. An
+    adopted plan is recorded as `tp.plan` (mode "search") for `--tp-report`.
+    `search` does not plan sequence parallelism: asking for both is an error
+    (`--tp-spmd` runs the search only without `sequence-parallel`).
 
     Example (Megatron-LM's MLP from one annotation):
 
@@ -180,8 +187,10 @@ def PropagatePass : Pass<"tp-propagate", "::mlir::ModuleOp"> {
     Option<"search", "search", "bool", /*default=*/"false",
            "Without auto-plan: after the fixed point, choose every op's split "
            "and where each pending sum is reduced by the same global search "
-           "over `cost-model` (arguments and results stay as propagated): a "
-           "sum whose terms arrive one by one is reduced once">
+           "over `cost-model` (arguments and results stay as propagated), "
+           "adopted where modelled at least 5% faster than the fixed point's "
+           "plan: a sum whose terms arrive one by one is reduced once (on in "
+           "--tp-spmd)">
   ];
 }
 
@@ -322,7 +331,8 @@ def ReportPass : Pass<"tp-report", "::mlir::ModuleOp"> {
       ...; "layer xN" for a repeated layer's) and its runner-up: the best plan
       that splits it otherwise, within the budget when one fits, with its
       modelled time (and the difference) and bytes, "(over budget)" when no
-      other split fits.
+      other split fits; for one whose plan the search adopted, the modelled
+      step of its plan and of the fixed point's it replaced.
     The module is not changed. Text by default; `format=json` prints one
     JSON object for tools. The report goes to stderr, or to `output`.
 
