@@ -38,6 +38,23 @@ for name, module, inputs, plan in cases:
     out = prog(*[x.numpy() for x in inputs])
     print(name, type(out).__name__, type(prog(*inputs)).__name__)
 
+# Grouped-query attention with fewer KV heads than devices (8 query heads, 2
+# KV heads, 4 devices), the KV projections replicated as vLLM serves such
+# models: Megatron's 2 all-reduces; each device slices the KV head its query
+# heads share from the replicated K and V for free (all_slice), no
+# all-gather.
+GQA_PLAN = {"self_attn.q_proj": tp_mlir.ColwiseParallel(),
+            "self_attn.o_proj": tp_mlir.RowwiseParallel(),
+            "mlp.[gu]*_proj": tp_mlir.ColwiseParallel(),
+            "mlp.down_proj": tp_mlir.RowwiseParallel()}
+module = LlamaDecoderLayer(heads=8, kv_heads=2).eval()
+inputs = cases[1][2]
+prog = tp_mlir.compile(module, inputs, mesh=tp_mlir.Mesh({"tp": 4}), plan=GQA_PLAN)
+totals = prog.report()["functions"][0]["totals"]
+print("llama-gqa collectives:", ", ".join("%s x%d" % (k, v["count"])
+                                         for k, v in sorted(totals.items()) if k != "all"))
+print("llama-gqa", prog.verify(*inputs))
+
 # Sequence parallelism (the layer norms on split tokens): reduce_scatter
 # where the all_reduces were, all_gather before the column-parallel layers.
 plan = dict(GPT2_PLAN, **{"ln_*": tp_mlir.SequenceParallel()})
@@ -57,5 +74,7 @@ print("gpt2-sp", prog.verify(*inputs))
 # CHECK-NEXT: bert PASS
 # CHECK: gpt2-lm collectives: all_reduce x5
 # CHECK-NEXT: gpt2-lm PASS
+# CHECK: llama-gqa collectives: all_reduce x2, all_slice x2
+# CHECK-NEXT: llama-gqa PASS
 # CHECK: gpt2-sp collectives: all_gather x1, all_slice x1, reduce_scatter x2
 # CHECK-NEXT: gpt2-sp PASS

@@ -52,3 +52,36 @@ func.func @softmax_merged(%x: tensor<2x4x8xf32>) -> tensor<2x32xf32> {
   %p = linalg.softmax dimension(1) ins(%c : tensor<2x32xf32>) outs(%e : tensor<2x32xf32>) -> tensor<2x32xf32>
   return %p : tensor<2x32xf32>
 }
+
+// -----
+
+// Tests that repeat_kv's collapse (KV heads broadcast to their query groups,
+// [b, kv, rep, s, d] -> [b, kv * rep, s, d]) stays: folded, it would regroup
+// the scores' heads (and the queries') as [kv, rep], which no sharding splits
+// over more devices than KV heads. A collapse of an ordinary producer still
+// folds (@merged_heads).
+
+// CHECK-LABEL: func.func @repeat_kv
+// CHECK: %[[B:.*]] = linalg.generic
+// CHECK-SAME: ins(%{{.*}} : tensor<2x2x8x16xf32>) outs(%{{.*}} : tensor<2x2x4x8x16xf32>)
+// CHECK: %[[K:.*]] = tensor.collapse_shape %[[B]] {{\[}}[0], [1, 2], [3], [4]] : tensor<2x2x4x8x16xf32> into tensor<2x8x8x16xf32>
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%{{.*}}, %[[K]] : tensor<2x8x8x16xf32>, tensor<2x8x8x16xf32>)
+#kv = affine_map<(b, k, r, s, d) -> (b, k, s, d)>
+#id5 = affine_map<(b, k, r, s, d) -> (b, k, r, s, d)>
+#id4 = affine_map<(b, h, s, d) -> (b, h, s, d)>
+func.func @repeat_kv(%q: tensor<2x8x8x16xf32>, %k: tensor<2x2x8x16xf32>) -> tensor<2x8x8x16xf32> {
+  %e5 = tensor.empty() : tensor<2x2x4x8x16xf32>
+  %rep = linalg.generic {indexing_maps = [#kv, #id5], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%k : tensor<2x2x8x16xf32>) outs(%e5 : tensor<2x2x4x8x16xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  } -> tensor<2x2x4x8x16xf32>
+  %flat = tensor.collapse_shape %rep [[0], [1, 2], [3], [4]] : tensor<2x2x4x8x16xf32> into tensor<2x8x8x16xf32>
+  %e4 = tensor.empty() : tensor<2x8x8x16xf32>
+  %m = linalg.generic {indexing_maps = [#id4, #id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%q, %flat : tensor<2x8x8x16xf32>, tensor<2x8x8x16xf32>) outs(%e4 : tensor<2x8x8x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %p = arith.mulf %a, %b : f32
+    linalg.yield %p : f32
+  } -> tensor<2x8x8x16xf32>
+  return %m : tensor<2x8x8x16xf32>
+}

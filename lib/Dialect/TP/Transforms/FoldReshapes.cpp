@@ -21,6 +21,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/SmallBitVector.h"
 
 namespace mlir::tp {
 #define GEN_PASS_DEF_FOLDRESHAPESPASS
@@ -30,6 +31,26 @@ namespace mlir::tp {
 using namespace mlir;
 
 namespace {
+
+/// Whether `collapse` merges a dimension that its producer broadcasts (a
+/// linalg op loop no input reads) with another dimension.
+bool mergesBroadcast(tensor::CollapseShapeOp collapse) {
+  auto producer = collapse.getSrc().getDefiningOp<linalg::LinalgOp>();
+  if (!producer || producer.getNumDpsInits() != 1 ||
+      !producer.getIndexingMapsArray().back().isIdentity())
+    return false;
+  llvm::SmallBitVector read(producer.getNumLoops());
+  for (OpOperand *input : producer.getDpsInputOperands())
+    for (AffineExpr e : producer.getMatchingIndexingMap(input).getResults())
+      if (auto dim = dyn_cast<AffineDimExpr>(e))
+        read.set(dim.getPosition());
+  for (const ReassociationIndices &group : collapse.getReassociationIndices())
+    if (group.size() > 1 && llvm::any_of(group, [&](int64_t d) {
+          return !read.test(d) && collapse.getSrcType().getDimSize(d) != 1;
+        }))
+      return true;
+  return false;
+}
 
 /// softmax(collapse_shape(x)) -> collapse_shape(softmax(x)) when the
 /// normalized dimension is a group of its own.
@@ -102,9 +123,20 @@ struct FoldReshapesPass
     // reshape of it: the original would stay for those users, computed twice,
     // and a training step (activations reused by the backward pass) would
     // grow with every round of rewriting.
+    //
+    // A collapse that merges a broadcast dimension into another (repeat_kv:
+    // [b, kv, rep, s, d] -> [b, kv * rep, s, d]) is not folded into its
+    // consumer: folding would regroup the consumer's heads (and through it
+    // the queries' and the output projection's) as [kv, rep], whose split
+    // over more devices than KV heads no sharding expresses. Kept, the
+    // repeated tensor is made whole where the KV projections are
+    // replicated, and sliced by heads for free.
     linalg::populateFoldReshapeOpsByExpansionPatterns(
         patterns, [](OpOperand *fused) {
           Value source = fused->get();
+          if (auto collapse = source.getDefiningOp<tensor::CollapseShapeOp>())
+            if (mergesBroadcast(collapse))
+              return false;
           return !isa_and_nonnull<linalg::LinalgOp>(source.getDefiningOp()) ||
                  source.hasOneUse();
         });
