@@ -49,6 +49,14 @@ def FoldReshapesPass : Pass<"tp-fold-reshapes", "::mlir::ModuleOp"> {
     back to back. The program computes the same values; only intermediate
     shapes change. `--tp-spmd` runs it before propagation.
 
+    One merge stays: a collapse that merges a dimension its producer
+    broadcasts (grouped-query attention's repeat_kv, `[B, KV, R, S, D]` ->
+    `[B, KV*R, S, D]`). Folded, it would regroup the heads of the scores,
+    the queries and the output projection as `[KV, R]`, which no block
+    sharding splits over more devices than there are KV heads; kept, the
+    repeated K and V are sliced by heads (for free where the KV projections
+    are replicated) and the query heads stay one dimension.
+
     Example:
 
     ```mlir
