@@ -16,7 +16,10 @@
 //  - the memory bandwidth of one rank while every rank copies (bytes read
 //    and written per second).
 // The file is JSON in the format the planner reads ("tp-mlir machine model
-// 1"). The latency per device is 0: one group size is measured.
+// 1"). With an even number of ranks (4 or more) the ranks form a 2 x N/2
+// mesh and each collective's smallest call is also timed over groups of 2:
+// the latency per device is the slope between the two group sizes (0 when
+// negative, or with one group size).
 //
 //===----------------------------------------------------------------------===//
 
@@ -50,6 +53,8 @@ using RankBody = std::function<tprt_status(int64_t local, tprt_communicator *,
 struct World {
   tprt_world *world = nullptr;
   int64_t here = 0;
+  /// Every axis of the mesh: the whole group.
+  tprt_axes all = {1, {0}};
   std::vector<tprt_communicator *> comms;
   std::vector<tprt_rank_context *> contexts;
 
@@ -63,7 +68,7 @@ struct World {
 /// The slowest rank's best time of `body` over `iterations` calls; negative
 /// on an error (printed).
 double timeRanks(World &w, int iterations, const RankBody &body) {
-  tprt_axes axes = {1, {0}};
+  const tprt_axes &axes = w.all;
   std::vector<double> best(w.here, 1e300);
   std::vector<std::string> errors(w.here);
   std::vector<std::thread> threads;
@@ -141,7 +146,13 @@ double busBytes(int kind, double n, double bytes) {
 
 int tprtCalibrate(const char *backend, int64_t ranks, const char *path) {
   World w;
-  tprt_mesh mesh = {1, {ranks}};
+  // Groups of 2 (axis 0) and of all ranks (both axes) where the ranks split
+  // so.
+  bool twoSizes = ranks >= 4 && ranks % 2 == 0;
+  tprt_mesh mesh =
+      twoSizes ? tprt_mesh{2, {2, ranks / 2}} : tprt_mesh{1, {ranks}};
+  if (twoSizes)
+    w.all = {2, {0, 1}};
   tprt_world_options options = TPRT_WORLD_OPTIONS_INIT;
   options.backend = backend;
   if (tprt_status s = tprt_world_create(&mesh, &options, &w.world)) {
@@ -176,13 +187,13 @@ int tprtCalibrate(const char *backend, int64_t ranks, const char *path) {
     openblas_set_num_threads(std::max(
         1, cores / static_cast<int>(std::min<int64_t>(sharing, cores))));
   double n = static_cast<double>(ranks);
-  tprt_axes axes = {1, {0}};
 
   // 1. Collectives: per-rank tensors of 1 KB to 8 MB.
   const double sizes[] = {1 << 10, 32 << 10, 1 << 20, 8 << 20};
-  double latency[4], bandwidth[4];
+  double latency[4], perDevice[4] = {0, 0, 0, 0}, bandwidth[4];
   for (int kind = 0; kind < 4; ++kind) {
     std::vector<double> bus, seconds;
+    double pairSeconds = 0;
     for (double size : sizes) {
       // Elements of a rank's input: the model's S is the input for
       // all_reduce and reduce_scatter, the gathered result for all_gather,
@@ -198,30 +209,39 @@ int tprtCalibrate(const char *backend, int64_t ranks, const char *path) {
                                      : count;
       std::vector<std::vector<float>> in(w.here,
                                          std::vector<float>(count, 1.0f));
-      std::vector<std::vector<float>> out(w.here, std::vector<float>(outCount));
-      double t = timeRanks(
-          w, 20,
-          [&](int64_t i, tprt_communicator *comm,
-              tprt_rank_context *) -> tprt_status {
-            int64_t shape[1] = {count};
-            switch (kind) {
-            case 0:
-              return tprt_all_reduce(comm, in[i].data(), out[i].data(), count,
-                                     TPRT_F32, TPRT_SUM, &axes);
-            case 1:
-              return tprt_all_gather(comm, in[i].data(), out[i].data(), shape,
-                                     1, 0, TPRT_F32, &axes);
-            case 2:
-              return tprt_reduce_scatter(comm, in[i].data(), out[i].data(),
-                                         shape, 1, 0, TPRT_F32, TPRT_SUM,
-                                         &axes);
-            default:
-              return tprt_all_to_all(comm, in[i].data(), out[i].data(), shape,
-                                     1, 0, 0, TPRT_F32, &axes);
-            }
-          });
+      // Room for a group of 2 as well (a reduce_scatter keeps half).
+      std::vector<std::vector<float>> out(
+          w.here, std::vector<float>(std::max(outCount, count)));
+      auto call = [&](const tprt_axes &axes) -> RankBody {
+        return [&, axes](int64_t i, tprt_communicator *comm,
+                         tprt_rank_context *) -> tprt_status {
+          int64_t shape[1] = {count};
+          switch (kind) {
+          case 0:
+            return tprt_all_reduce(comm, in[i].data(), out[i].data(), count,
+                                   TPRT_F32, TPRT_SUM, &axes);
+          case 1:
+            return tprt_all_gather(comm, in[i].data(), out[i].data(), shape, 1,
+                                   0, TPRT_F32, &axes);
+          case 2:
+            return tprt_reduce_scatter(comm, in[i].data(), out[i].data(), shape,
+                                       1, 0, TPRT_F32, TPRT_SUM, &axes);
+          default:
+            return tprt_all_to_all(comm, in[i].data(), out[i].data(), shape, 1,
+                                   0, 0, TPRT_F32, &axes);
+          }
+        };
+      };
+      double t = timeRanks(w, 20, call(w.all));
       if (t < 0)
         return 2;
+      // The smallest call over groups of 2 as well (the same per-rank
+      // tensor: its bytes are a negligible part of either time).
+      if (twoSizes && size == sizes[0]) {
+        pairSeconds = timeRanks(w, 20, call(tprt_axes{1, {0}}));
+        if (pairSeconds < 0)
+          return 2;
+      }
       // The model's S: the reduced tensor, the gathered result, the
       // scattered input, the whole group's exchanged tensor.
       double s = 4.0 * static_cast<double>(kind == 1   ? outCount
@@ -231,6 +251,17 @@ int tprtCalibrate(const char *backend, int64_t ranks, const char *path) {
       seconds.push_back(t);
     }
     fitLine(bus, seconds, latency[kind], bandwidth[kind]);
+    // latency(n) = latency + per device x (n - 1), through both group sizes;
+    // `latency` stays the whole group's measured one.
+    if (twoSizes) {
+      // Within [0, whole group's / (n - 1)]: the fixed part stays at least 0
+      // (timing noise can put the pair far below the whole group).
+      perDevice[kind] = std::clamp((latency[kind] - pairSeconds) / (n - 2), 0.0,
+                                   latency[kind] / (n - 1));
+      latency[kind] -= perDevice[kind] * (n - 1);
+      if (latency[kind] < 1e-9)
+        latency[kind] = 0;
+    }
   }
 
   // 2. GEMMs, every rank at once: f32 and bf16 storage.
@@ -304,17 +335,17 @@ int tprtCalibrate(const char *backend, int64_t ranks, const char *path) {
   for (int kind = 0; kind < 4; ++kind)
     std::fprintf(f,
                  "    \"%s\": {\"latency_seconds\": %.6g, "
-                 "\"latency_per_device_seconds\": 0, \"bus_bytes_per_second\": "
-                 "%.6g}%s\n",
-                 kKinds[kind], latency[kind], bandwidth[kind],
+                 "\"latency_per_device_seconds\": %.6g, "
+                 "\"bus_bytes_per_second\": %.6g}%s\n",
+                 kKinds[kind], latency[kind], perDevice[kind], bandwidth[kind],
                  kind < 3 ? "," : "");
   std::fprintf(f, "  }\n}\n");
   std::fclose(f);
   std::printf("tprt-bench: wrote %s (%lld ranks, '%s'): GEMM %.1f GFLOP/s "
               "f32, %.1f bf16; memory %.2f GB/s; all_reduce %.1f us + "
-              "%.2f GB/s bus\n",
+              "%.2f us per device + %.2f GB/s bus\n",
               path, static_cast<long long>(ranks), backend, flops / t32 / 1e9,
               flops / t16 / 1e9, 2.0 * copyBytes / tCopy / 1e9,
-              latency[0] * 1e6, bandwidth[0] / 1e9);
+              latency[0] * 1e6, perDevice[0] * 1e6, bandwidth[0] / 1e9);
   return 0;
 }
