@@ -483,8 +483,8 @@ def compile(module, example_inputs, mesh=None, plan=None, backward=False, loss=N
     --auto-plan): it chooses each parameter's sharding and each op's split
     at once, minimising the modelled step time of `cost_model` ("h200", the
     default, or a file written by `tprt-bench --calibrate`) with the
-    parameters' bytes per device within `memory_per_device` (bytes, or a
-    string such as "80GB"); a training step's gradients are laid out as
+    parameters' bytes and the activations live at the peak per device within
+    `memory_per_device` (bytes, or a string such as "80GB"); a training step's gradients are laid out as
     their parameters. report()["functions"][0]["plan"] explains the choice.
 
     backend="cuda" compiles for NVIDIA GPUs (tp-compile --target cuda) and

@@ -141,8 +141,8 @@ cl::opt<bool> search(
     cl::init(true), cl::cat(category));
 cl::opt<std::string> memoryPerDevice(
     "memory-per-device",
-    cl::desc("With --auto-plan: bytes of arguments one device may hold (e.g. "
-             "80GB, 24GiB)"),
+    cl::desc("With --auto-plan: bytes one device may hold, arguments and "
+             "activations at the peak (e.g. 80GB, 24GiB)"),
     cl::init(""), cl::cat(category));
 cl::opt<std::string> costModel(
     "cost-model",

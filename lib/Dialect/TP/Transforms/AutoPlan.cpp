@@ -61,8 +61,10 @@ struct Strategy {
   /// Compute seconds, and communication folded in from one-sided edges.
   double computeSeconds = 0;
   double communicationSeconds = 0;
-  /// Bytes held against the budget (arguments).
+  /// Bytes held against the budget: an argument's, and the activations of
+  /// the peak this strategy makes (`activationBytes` of them).
   double bytes = 0;
+  double activationBytes = 0;
   /// A pending sum carried on: the operands read unreduced, over `passAxes`
   /// (empty: none).
   SmallVector<bool> passOperands;
@@ -157,6 +159,9 @@ private:
   double reshardSeconds(RankedTensorType type, const TensorSharding &from,
                         const TensorSharding &to);
   void addEdges();
+  /// Charges the intermediates live at the function's peak (program order,
+  /// whole sizes) to the strategies that make them, at their local sizes.
+  void addPeakActivations();
   /// The argument function result `i` takes its sharding from, or -1.
   int tiedArgument(unsigned i) const {
     return i < constraints.resultTies.size() &&
@@ -172,7 +177,7 @@ private:
         std::optional<std::pair<unsigned, unsigned>> forbidden = std::nullopt,
         bool ignoreBudget = false);
   struct Totals {
-    double compute = 0, communication = 0, bytes = 0;
+    double compute = 0, communication = 0, bytes = 0, activationBytes = 0;
   };
   Totals totalsOf(ArrayRef<unsigned> chosen) const;
   /// The strategy of every node that `incumbent` makes, when each of its
@@ -773,7 +778,8 @@ Planner::solve(SmallVectorImpl<unsigned> &chosen,
     return mlir::emitError(func.getLoc())
            << "auto-plan: no plan fits memory-per-device="
            << static_cast<uint64_t>(options.memoryPerDevice)
-           << " bytes: the function's arguments need at least "
+           << " bytes: the function's arguments and the activations live at "
+              "its peak need at least "
            << static_cast<uint64_t>(leastBytes)
            << " bytes per device (every open argument split as far as the "
               "mesh allows"
@@ -985,6 +991,7 @@ FailureOr<FunctionPlan> Planner::run() {
       s.computeSeconds *= node.multiplicity;
       s.bytes *= node.multiplicity;
     }
+  addPeakActivations();
   addEdges();
   SmallVector<unsigned> chosen;
   if (failed(solve(chosen)))
@@ -1030,7 +1037,8 @@ FailureOr<FunctionPlan> Planner::run() {
   });
   plan.computeSeconds = totals.compute;
   plan.communicationSeconds = totals.communication;
-  plan.argumentBytes = totals.bytes;
+  plan.argumentBytes = totals.bytes - totals.activationBytes;
+  plan.activationBytes = totals.activationBytes;
   if (incumbent)
     if (std::optional<SmallVector<unsigned>> given = incumbentStrategies()) {
       Totals t = totalsOf(*given);
@@ -1122,6 +1130,64 @@ std::optional<SmallVector<unsigned>> Planner::incumbentStrategies() const {
   return chosen;
 }
 
+void Planner::addPeakActivations() {
+  // Program order: each top-level tensor value is live from its op to its
+  // last user's; the peak is where the live values' whole bytes are most.
+  Block &body = func.getFunctionBody().front();
+  DenseMap<Operation *, unsigned> position;
+  for (auto [i, op] : llvm::enumerate(body))
+    position[&op] = i;
+  struct Interval {
+    Value value;
+    unsigned from, to;
+    double bytes;
+  };
+  SmallVector<Interval> intervals;
+  for (auto [i, op] : llvm::enumerate(body))
+    for (Value r : op.getResults()) {
+      auto type = dyn_cast<RankedTensorType>(r.getType());
+      if (!type || !type.hasStaticShape() || !sources.count(r))
+        continue;
+      unsigned last = i;
+      for (Operation *user : r.getUsers())
+        if (Operation *top = body.findAncestorOpInBlock(*user))
+          last = std::max(last, position.lookup(top));
+      intervals.push_back(
+          {r, static_cast<unsigned>(i), last,
+           localBytes(type, TensorSharding::replicated(type.getRank()), axes)});
+    }
+  SmallVector<double> delta(body.getOperations().size() + 1, 0);
+  for (const Interval &v : intervals) {
+    delta[v.from] += v.bytes;
+    delta[v.to + 1] -= v.bytes;
+  }
+  double live = 0, peak = 0;
+  unsigned at = 0;
+  for (auto [i, d] : llvm::enumerate(delta)) {
+    live += d;
+    if (live > peak) {
+      peak = live;
+      at = i;
+    }
+  }
+  if (peak <= 0)
+    return;
+  for (const Interval &v : intervals) {
+    if (v.from > at || v.to < at)
+      continue;
+    Source source = sources.lookup(v.value);
+    auto type = cast<RankedTensorType>(v.value.getType());
+    for (Strategy &s : nodes[source.node].strategies) {
+      const std::optional<TensorSharding> &made =
+          source.result < s.results.size() ? s.results[source.result]
+                                           : std::nullopt;
+      double bytes = made ? localBytes(type, *made, axes) : v.bytes;
+      s.bytes += bytes;
+      s.activationBytes += bytes;
+    }
+  }
+}
+
 Planner::Totals Planner::totalsOf(ArrayRef<unsigned> chosen) const {
   Totals t;
   for (auto [n, node] : llvm::enumerate(nodes)) {
@@ -1129,6 +1195,7 @@ Planner::Totals Planner::totalsOf(ArrayRef<unsigned> chosen) const {
     t.compute += s.computeSeconds;
     t.communication += s.communicationSeconds;
     t.bytes += s.bytes;
+    t.activationBytes += s.activationBytes;
   }
   for (auto &entry : edges) {
     const Edge &edge = entry.second;

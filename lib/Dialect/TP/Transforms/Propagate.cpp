@@ -578,6 +578,8 @@ void FunctionPropagator::writePlanRecord(MeshOp mesh,
                           b.getF64FloatAttr(plan->communicationSeconds)),
            b.getNamedAttr("argument_bytes",
                           b.getF64FloatAttr(plan->argumentBytes)),
+           b.getNamedAttr("activation_bytes",
+                          b.getF64FloatAttr(plan->activationBytes)),
            b.getNamedAttr("weights", b.getArrayAttr(weights))}));
   (void)mesh;
 }

@@ -81,7 +81,7 @@ struct PlanEntry {
   /// point's, whose modelled seconds it keeps).
   std::string mode, costModel;
   double budget = 0, computeSeconds = 0, communicationSeconds = 0,
-         argumentBytes = 0;
+         argumentBytes = 0, activationBytes = 0;
   double fixedPointComputeSeconds = 0, fixedPointCommunicationSeconds = 0;
   SmallVector<WeightEntry> weights;
 };
@@ -139,6 +139,7 @@ std::optional<PlanEntry> planOf(FunctionOpInterface func) {
   p.computeSeconds = number(dict, "compute_seconds");
   p.communicationSeconds = number(dict, "communication_seconds");
   p.argumentBytes = number(dict, "argument_bytes");
+  p.activationBytes = number(dict, "activation_bytes");
   auto weights = dict.getAs<ArrayAttr>("weights");
   for (Attribute a : weights ? weights.getValue() : ArrayRef<Attribute>()) {
     auto w = dyn_cast<DictionaryAttr>(a);
@@ -479,9 +480,11 @@ void printText(llvm::raw_ostream &os, const FunctionReport &r, MeshOp mesh) {
                       : std::string("no memory budget"))
      << "):\n";
   os << llvm::formatv("    modelled step per device: {0:f2} us (compute "
-                      "{1:f2} us, communication {2:f2} us); arguments {3} B\n",
+                      "{1:f2} us, communication {2:f2} us); arguments {3} B, "
+                      "activations at the peak {4} B\n",
                       total * 1e6, p.computeSeconds * 1e6,
-                      p.communicationSeconds * 1e6, whole(p.argumentBytes));
+                      p.communicationSeconds * 1e6, whole(p.argumentBytes),
+                      whole(p.activationBytes));
   for (const WeightEntry &w : p.weights) {
     os << "    " << w.name << " : " << w.type << " " << w.split << " "
        << w.sharding;
@@ -570,6 +573,7 @@ llvm::json::Value toJson(const FunctionReport &r) {
         {"compute_seconds", r.plan->computeSeconds},
         {"communication_seconds", r.plan->communicationSeconds},
         {"argument_bytes", r.plan->argumentBytes},
+        {"activation_bytes", r.plan->activationBytes},
         {"weights", std::move(weights)}};
     if (r.plan->mode == "search") {
       llvm::json::Object &plan = *json["plan"].getAsObject();

@@ -2,7 +2,7 @@
 
 // A budget below what any plan needs names the least it could be.
 // RUN: not tp-opt %s --tp-propagate="auto-plan memory-per-device=1MB" 2>&1 | FileCheck %s --check-prefix=BUDGET
-// BUDGET: auto-plan-invalid.mlir:[[@LINE+18]]:1: error: auto-plan: no plan fits memory-per-device=1000000 bytes: the function's arguments need at least 2105344 bytes per device (every open argument split as far as the mesh allows, annotated ones as annotated)
+// BUDGET: auto-plan-invalid.mlir:[[@LINE+18]]:1: error: auto-plan: no plan fits memory-per-device=1000000 bytes: the function's arguments and the activations live at its peak need at least 2146304 bytes per device (every open argument split as far as the mesh allows, annotated ones as annotated)
 // RUN: not tp-opt %s --tp-propagate="auto-plan memory-per-device=lots" 2>&1 | FileCheck %s --check-prefix=SIZE
 // SIZE: error: tp-propagate: memory-per-device='lots' is not a size: expected a positive number of bytes with an optional unit (B, KB, MB, GB, TB, KiB, MiB, GiB, TiB), e.g. 80GB
 // RUN: not tp-opt %s --tp-propagate="auto-plan cost-model=%S/Inputs/missing.json" 2>&1 | FileCheck %s --check-prefix=MISSING

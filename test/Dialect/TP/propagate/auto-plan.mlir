@@ -16,13 +16,13 @@
 // would cost; the plan survives partitioning as `tp.plan`.
 // RUN: tp-opt %s --tp-spmd="auto-plan memory-per-device=3MB" --tp-report -o /dev/null 2>&1 | FileCheck %s --check-prefix=REPORT
 // REPORT: plan (auto-plan, cost model h200, 3000000 B per device):
-// REPORT-NEXT: modelled step per device: 13.97 us (compute 0.34 us, communication 13.64 us); arguments 2129920 B
+// REPORT-NEXT: modelled step per device: 13.97 us (compute 0.34 us, communication 13.64 us); arguments 2129920 B, activations at the peak 65536 B
 // REPORT-NEXT: %arg0 : tensor<16x512xf32> replicated #tp.sharding<@world, [{}, {}]>
-// REPORT-NEXT: runner-up row-parallel #tp.sharding<@world, [{"tp"}, {}]>: 25.54 us modelled (+11.57 us), 2105344 B per device
+// REPORT-NEXT: runner-up column-parallel #tp.sharding<@world, [{}, {"tp"}]>: 25.54 us modelled (+11.57 us), 2170880 B per device
 // REPORT-NEXT: %arg1 : tensor<512x2048xf32> column-parallel #tp.sharding<@world, [{}, {"tp"}]>
-// REPORT-NEXT: runner-up row-parallel #tp.sharding<@world, [{"tp"}, {}]>: 25.76 us modelled (+11.79 us), 2105344 B per device
+// REPORT-NEXT: runner-up row-parallel #tp.sharding<@world, [{"tp"}, {}]>: 25.76 us modelled (+11.79 us), 2269184 B per device
 // REPORT-NEXT: %arg2 : tensor<2048x512xf32> row-parallel #tp.sharding<@world, [{"tp"}, {}]>
-// REPORT-NEXT: runner-up column-parallel #tp.sharding<@world, [{}, {"tp"}]>: 23.70 us modelled (+9.72 us), 2129920 B per device
+// REPORT-NEXT: runner-up column-parallel #tp.sharding<@world, [{}, {"tp"}]>: 23.70 us modelled (+9.72 us), 2170880 B per device
 // explain=false (as tp-compile plans) skips the runner-ups' solves: the same
 // plan, each weight's split without a runner-up.
 // RUN: tp-opt %s --tp-spmd="auto-plan memory-per-device=3MB explain=false" --tp-report -o /dev/null 2>&1 | FileCheck %s --check-prefix=UNEXPLAINED
@@ -34,7 +34,7 @@
 // With room for everything, the replicated plan wins and every runner-up
 // is slower (a collective's latency).
 // RUN: tp-opt %s --tp-propagate="auto-plan memory-per-device=100MB" --tp-report -o /dev/null 2>&1 | FileCheck %s --check-prefix=ROOMY-REPORT
-// ROOMY-REPORT: modelled step per device: 1.34 us (compute 1.34 us, communication 0.00 us); arguments 8421376 B
+// ROOMY-REPORT: modelled step per device: 1.34 us (compute 1.34 us, communication 0.00 us); arguments 8421376 B, activations at the peak 163840 B
 // ROOMY-REPORT: %arg1 : tensor<512x2048xf32> replicated
 // ROOMY-REPORT-NEXT: runner-up {{.*}} us modelled (+{{[1-9][0-9.]*}} us)
 tp.mesh @world ["tp" = 4]

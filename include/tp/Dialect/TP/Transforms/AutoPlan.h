@@ -48,7 +48,8 @@ class MeshOp;
 
 struct AutoPlanOptions {
   const MachineModel *machine = nullptr;
-  /// Bytes of the function's arguments one device may hold; 0: no budget.
+  /// Bytes one device may hold (the function's arguments and the
+  /// intermediates live at its peak); 0: no budget.
   double memoryPerDevice = 0;
   /// Also find each weight's runner-up (one more solve per weight), for
   /// the plan record and --tp-report.
@@ -89,8 +90,10 @@ struct FunctionPlan {
   /// Modelled seconds of one step on one device: compute and communication.
   double computeSeconds = 0;
   double communicationSeconds = 0;
-  /// Bytes of the arguments on one device.
+  /// Bytes of the arguments on one device, and of the activations live at
+  /// the function's peak (program order).
   double argumentBytes = 0;
+  double activationBytes = 0;
   /// The incumbent plan planFunction was given, in the same model: its
   /// compute and communication seconds, when the model can express it
   /// (every op's choice one of its strategies, the same in every repeat of

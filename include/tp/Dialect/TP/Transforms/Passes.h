@@ -66,8 +66,8 @@ struct SPMDPipelineOptions : public PassPipelineOptions<SPMDPipelineOptions> {
       llvm::cl::init(false)};
   PassOptions::Option<std::string> memoryPerDevice{
       *this, "memory-per-device",
-      llvm::cl::desc("With auto-plan: bytes of arguments one device may hold "
-                     "(e.g. 80GB, 24GiB, 1e9)"),
+      llvm::cl::desc("With auto-plan: bytes one device may hold, arguments "
+                     "and activations at the peak (e.g. 80GB, 24GiB, 1e9)"),
       llvm::cl::init("")};
   PassOptions::Option<std::string> costModel{
       *this, "cost-model",

@@ -105,7 +105,9 @@ def PropagatePass : Pass<"tp-propagate", "::mlir::ModuleOp"> {
     minimising the modelled time of one step on one device (GEMM flops at
     the device's rate, memory-bound ops at its bandwidth, each reshard's
     collectives as latency + bus bytes / bandwidth, from `cost-model`) with
-    the arguments' bytes per device within `memory-per-device`: an integer
+    the bytes per device within `memory-per-device` (the arguments, and the
+    intermediates live where the program in order holds most, each at its
+    planned size): an integer
     programme solved exactly by COIN-OR CBC. Constraints stay constraints;
     an open result named `grad.X` (`tp.name`, as the importer names a
     training step's gradients) of the type of an argument named `X` is laid
@@ -182,9 +184,9 @@ def PropagatePass : Pass<"tp-propagate", "::mlir::ModuleOp"> {
            "results are returned replicated">,
     Option<"memoryPerDevice", "memory-per-device", "std::string",
            /*default=*/"\"\"",
-           "With auto-plan: bytes of the function's arguments one device may "
-           "hold (a number with an optional unit: 80GB, 24GiB, 1e9); empty: "
-           "no budget">,
+           "With auto-plan: bytes one device may hold, the function's "
+           "arguments and the activations live at its peak (a number with an "
+           "optional unit: 80GB, 24GiB, 1e9); empty: no budget">,
     Option<"costModel", "cost-model", "std::string", /*default=*/"\"h200\"",
            "With auto-plan: the machine model, `h200` (built in: one H200 of "
            "an NVLink node) or a machine-model file measured by `tprt-bench --calibrate FILE` (docs/cost-model.md)">,
