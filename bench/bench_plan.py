@@ -5,7 +5,8 @@
    annotations removed) through `tp-opt --tp-propagate="auto-plan ..."`, one
    process each (parse and print included), best of --repeat, beside
    `--tp-propagate` on the annotated stack (the greedy propagation) for
-   scale. The budget is --budget-fraction of the replicated arguments.
+   scale. The budget is --budget-fraction of what one device holds running
+   the model replicated (arguments and the activations live at the peak).
 2. Modelled against measured step time on the CPU backend: this machine is
    measured (`tprt-bench --calibrate`, --tp ranks), each model is planned
    with that file, its modelled step (compute + communication, from
@@ -38,12 +39,15 @@ def gen(args, layers, extra=()):
     return out.stdout
 
 
-def argument_bytes(args, layers):
-    """f32 bytes of the stack's arguments: every layer's weights, the input
-    and the mask."""
-    e, f = args.embed, 4 * args.embed
-    per_layer = 4 * (4 * e * e + 2 * e * f + 9 * e + f)
-    return layers * per_layer + 4 * (args.batch * args.seq * e + args.seq * args.seq)
+def replicated_bytes(tools, path, tmp):
+    """Bytes one device holds running the model replicated: the arguments and
+    the tensors live at the peak (--tp-report's peak_live_bytes)."""
+    report = os.path.join(tmp, "replicated.json")
+    subprocess.run([tools["tp-opt"], path, "--tp-spmd=search=false",
+                    f"--tp-report=format=json output={report}", "-o", os.devnull], check=True)
+    doc = json.load(open(report))
+    fn = doc["functions"][0] if "functions" in doc else doc
+    return fn["memory"]["peak_live_bytes"]
 
 
 def best_time(cmd, repeat):
@@ -59,7 +63,7 @@ def best_time(cmd, repeat):
 def planning(args, tools, tmp):
     print(f"planning time (GPT-2 width: embed {args.embed}, {args.heads} heads, batch "
           f"{args.batch} x seq {args.seq}, tp {args.tp}; budget {args.budget_fraction} of the "
-          f"replicated arguments; best of {args.repeat}, whole process)")
+          f"replicated model's memory; best of {args.repeat}, whole process)")
     print("auto-plan: --tp-spmd as tp-compile runs it (fold-reshapes, plan, partition; no "
           "runner-ups); explained: --tp-propagate with each weight's runner-up (for --tp-report)")
     print(f"{'layers':>7} {'ops':>7} {'auto-plan s':>12} {'explained s':>12} "
@@ -71,7 +75,7 @@ def planning(args, tools, tmp):
         a, b = os.path.join(tmp, f"a{layers}.mlir"), os.path.join(tmp, f"b{layers}.mlir")
         open(a, "w").write(annotated)
         open(b, "w").write(bare)
-        budget = int(argument_bytes(args, layers) * args.budget_fraction)
+        budget = int(replicated_bytes(tools, b, tmp) * args.budget_fraction)
         plan = best_time([tools["tp-opt"], b,
                           f"--tp-spmd=auto-plan memory-per-device={budget} explain=false",
                           "-o", os.devnull], args.repeat)
@@ -99,8 +103,7 @@ def modelled_vs_measured(args, tools, tmp):
     for name, text, fraction in cases:
         path = os.path.join(tmp, "m.mlir")
         open(path, "w").write(STRIP.sub("", text))
-        layers = int(name.split()[1])
-        budget = int(argument_bytes(args, layers) * fraction)
+        budget = int(replicated_bytes(tools, path, tmp) * fraction)
         report = os.path.join(tmp, "report.json")
         subprocess.run([tools["tp-opt"], path,
                         f"--tp-spmd=auto-plan memory-per-device={budget} cost-model={machine}",
