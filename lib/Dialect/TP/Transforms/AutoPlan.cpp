@@ -27,6 +27,7 @@
 #include "tp/Dialect/TP/IR/TPOps.h"
 #include "tp/Dialect/TP/Transforms/RepeatedLayers.h"
 #include "tp/Dialect/TP/Transforms/Resharding.h"
+#include "tp/Dialect/TP/Transforms/Structure.h"
 
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -1131,57 +1132,23 @@ std::optional<SmallVector<unsigned>> Planner::incumbentStrategies() const {
 }
 
 void Planner::addPeakActivations() {
-  // Program order: each top-level tensor value is live from its op to its
-  // last user's; the peak is where the live values' whole bytes are most.
-  Block &body = func.getFunctionBody().front();
-  DenseMap<Operation *, unsigned> position;
-  for (auto [i, op] : llvm::enumerate(body))
-    position[&op] = i;
-  struct Interval {
-    Value value;
-    unsigned from, to;
-    double bytes;
-  };
-  SmallVector<Interval> intervals;
-  for (auto [i, op] : llvm::enumerate(body))
-    for (Value r : op.getResults()) {
-      auto type = dyn_cast<RankedTensorType>(r.getType());
-      if (!type || !type.hasStaticShape() || !sources.count(r))
-        continue;
-      unsigned last = i;
-      for (Operation *user : r.getUsers())
-        if (Operation *top = body.findAncestorOpInBlock(*user))
-          last = std::max(last, position.lookup(top));
-      intervals.push_back(
-          {r, static_cast<unsigned>(i), last,
-           localBytes(type, TensorSharding::replicated(type.getRank()), axes)});
-    }
-  SmallVector<double> delta(body.getOperations().size() + 1, 0);
-  for (const Interval &v : intervals) {
-    delta[v.from] += v.bytes;
-    delta[v.to + 1] -= v.bytes;
-  }
-  double live = 0, peak = 0;
-  unsigned at = 0;
-  for (auto [i, d] : llvm::enumerate(delta)) {
-    live += d;
-    if (live > peak) {
-      peak = live;
-      at = i;
-    }
-  }
-  if (peak <= 0)
-    return;
-  for (const Interval &v : intervals) {
-    if (v.from > at || v.to < at)
-      continue;
-    Source source = sources.lookup(v.value);
-    auto type = cast<RankedTensorType>(v.value.getType());
+  LivePeak peak =
+      findLivePeak(func.getFunctionBody().front(), [&](Value v) -> double {
+        auto type = dyn_cast<RankedTensorType>(v.getType());
+        if (!type || !type.hasStaticShape() || !sources.count(v))
+          return 0;
+        return localBytes(type, TensorSharding::replicated(type.getRank()),
+                          axes);
+      });
+  for (Value v : peak.values) {
+    Source source = sources.lookup(v);
+    auto type = cast<RankedTensorType>(v.getType());
     for (Strategy &s : nodes[source.node].strategies) {
       const std::optional<TensorSharding> &made =
           source.result < s.results.size() ? s.results[source.result]
                                            : std::nullopt;
-      double bytes = made ? localBytes(type, *made, axes) : v.bytes;
+      TensorSharding whole = TensorSharding::replicated(type.getRank());
+      double bytes = localBytes(type, made ? *made : whole, axes);
       s.bytes += bytes;
       s.activationBytes += bytes;
     }

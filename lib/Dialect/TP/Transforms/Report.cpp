@@ -11,7 +11,8 @@
 //     form the steps each tp.reshard plans (Resharding.h). Bytes per device
 //     by the ring formulas of CostModel.h.
 //  3. Memory: argument bytes, and the peak of bytes live at once walking the
-//     program in order (a value lives from its definition to its last use).
+//     program in order (findLivePeak: a value lives from its op to its last
+//     user's).
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +22,7 @@
 #include "tp/Dialect/TP/Transforms/CostModel.h"
 #include "tp/Dialect/TP/Transforms/FactorProjection.h"
 #include "tp/Dialect/TP/Transforms/Resharding.h"
+#include "tp/Dialect/TP/Transforms/Structure.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -307,16 +309,10 @@ FunctionReport reportFunction(FunctionOpInterface func, MeshOp mesh) {
       r.argumentBytes += typeBytes(localType(arg));
   }
 
-  // Collectives, and program order for liveness.
-  DenseMap<Value, unsigned> lastUse;
+  // Collectives.
   SmallVector<Operation *> order;
-  func.getFunctionBody().walk<WalkOrder::PreOrder>([&](Operation *op) {
-    order.push_back(op);
-    for (Value v : op->getOperands())
-      lastUse[v] = order.size() - 1;
-    // Values used inside a nested region live until the region's op ends.
-    return WalkResult::advance();
-  });
+  func.getFunctionBody().walk<WalkOrder::PreOrder>(
+      [&](Operation *op) { order.push_back(op); });
   for (Operation *op : order) {
     for (Value v : op->getResults())
       addValue(v);
@@ -385,22 +381,13 @@ FunctionReport reportFunction(FunctionOpInterface func, MeshOp mesh) {
     }
   }
 
-  // Peak of bytes live at once.
-  double live = r.argumentBytes, peak = live;
-  SmallVector<SmallVector<Value>> dying(order.size());
-  for (auto [v, index] : lastUse)
-    if (isa<RankedTensorType>(v.getType()))
-      dying[index].push_back(v);
-  for (auto [index, op] : llvm::enumerate(order)) {
-    for (Value v : op->getResults())
-      if (isa<RankedTensorType>(v.getType()) && lastUse.count(v))
-        live += typeBytes(localType(v));
-    peak = std::max(peak, live);
-    for (Value v : dying[index])
-      if (!isa<BlockArgument>(v))
-        live -= typeBytes(localType(v));
-  }
-  r.peakLiveBytes = peak;
+  // Peak of bytes live at once: the arguments throughout, and the op
+  // results' peak.
+  r.peakLiveBytes =
+      r.argumentBytes +
+      findLivePeak(func.getFunctionBody().front(), [&](Value v) -> double {
+        return isa<RankedTensorType>(v.getType()) ? typeBytes(localType(v)) : 0;
+      }).bytes;
   r.largest = r.values;
   llvm::stable_sort(r.largest, [](const ValueEntry &a, const ValueEntry &b) {
     return a.bytes > b.bytes;

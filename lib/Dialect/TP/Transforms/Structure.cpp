@@ -88,6 +88,47 @@ LogicalResult mlir::tp::checkShardableStructure(FunctionOpInterface func) {
   return failure(result.wasInterrupted());
 }
 
+LivePeak mlir::tp::findLivePeak(Block &body,
+                                function_ref<double(Value)> bytesOf) {
+  DenseMap<Operation *, unsigned> position;
+  for (auto [i, op] : llvm::enumerate(body))
+    position[&op] = i;
+  struct Interval {
+    Value value;
+    unsigned from, to;
+    double bytes;
+  };
+  SmallVector<Interval> intervals;
+  SmallVector<double> delta(position.size() + 1, 0);
+  for (auto [i, op] : llvm::enumerate(body))
+    for (Value r : op.getResults()) {
+      double bytes = r.use_empty() ? 0 : bytesOf(r);
+      if (bytes <= 0)
+        continue;
+      unsigned last = i;
+      for (Operation *user : r.getUsers())
+        if (Operation *top = body.findAncestorOpInBlock(*user))
+          last = std::max(last, position.lookup(top));
+      intervals.push_back({r, static_cast<unsigned>(i), last, bytes});
+      delta[i] += bytes;
+      delta[last + 1] -= bytes;
+    }
+  LivePeak peak;
+  double live = 0;
+  unsigned at = 0;
+  for (auto [i, d] : llvm::enumerate(delta)) {
+    live += d;
+    if (live > peak.bytes) {
+      peak.bytes = live;
+      at = i;
+    }
+  }
+  for (const Interval &v : intervals)
+    if (peak.bytes > 0 && v.from <= at && at <= v.to)
+      peak.values.push_back(v.value);
+  return peak;
+}
+
 FailureOr<MeshOp> mlir::tp::findFunctionMesh(FunctionOpInterface func,
                                              SymbolTableCollection &symbols) {
   FlatSymbolRefAttr found;

@@ -33,6 +33,18 @@ LogicalResult checkShardableStructure(FunctionOpInterface func);
 FailureOr<MeshOp> findFunctionMesh(FunctionOpInterface func,
                                    SymbolTableCollection &symbols);
 
+/// Where a block in program order holds the most: the values its ops make
+/// are each live from their op to their last user's (a user inside a region
+/// counts as the block's op around it; a value without users is not
+/// counted), weighed by `bytesOf` (0: not counted). The peak's bytes and the
+/// values live there. What --tp-report prints and auto-plan's memory model
+/// charges.
+struct LivePeak {
+  double bytes = 0;
+  SmallVector<Value> values;
+};
+LivePeak findLivePeak(Block &body, function_ref<double(Value)> bytesOf);
+
 } // namespace mlir::tp
 
 #endif // TP_DIALECT_TP_TRANSFORMS_STRUCTURE_H
