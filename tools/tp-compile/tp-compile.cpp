@@ -139,6 +139,9 @@ cl::opt<bool> search(
              "where each pending sum is reduced over the cost model, adopted "
              "where modelled faster"),
     cl::init(true), cl::cat(category));
+/// --search is on unless turned off; given on the command line, it is asked
+/// for (and checked against what it does not combine with).
+static bool searchAsked() { return search && search.getNumOccurrences(); }
 cl::opt<std::string> memoryPerDevice(
     "memory-per-device",
     cl::desc("With --auto-plan: bytes one device may hold, arguments and "
@@ -272,12 +275,12 @@ static int lowerModel(llvm::LLVMContext &llvmContext,
     spmd.autoPlan = autoPlan;
     spmd.memoryPerDevice = memoryPerDevice;
     spmd.costModel = costModel;
-    spmd.search = search && !sequenceParallel;
+    spmd.search = search;
     // Runner-ups only explain the plan (--tp-report); a compile needs none.
     spmd.explain = false;
     tp::buildSPMDPipeline(pm, spmd);
   } else if (sequenceParallel || replicateOpenBoundaries || autoPlan ||
-             (search && search.getNumOccurrences())) {
+             searchAsked()) {
     return fail("'" + inputFile +
                 "' is in local form already; --sequence-parallel, "
                 "--replicate-open-boundaries, --auto-plan and --search apply "
@@ -376,18 +379,15 @@ int main(int argc, char **argv) {
     return 2;
   if (!autoPlan && memoryPerDevice.getNumOccurrences())
     return fail("--memory-per-device applies to --auto-plan");
-  // --search is on unless turned off; given on the command line, it is
-  // asked for.
-  bool searchAsked = search && search.getNumOccurrences();
-  if (searchAsked && sequenceParallel)
+  if (searchAsked() && sequenceParallel)
     return fail("--search does not plan --sequence-parallel's "
                 "reduce-scatters: give one of them");
   if (!autoPlan && !(search && !sequenceParallel) &&
       costModel.getNumOccurrences())
     return fail("--cost-model applies to --auto-plan and --search (off with "
                 "--search=false or --sequence-parallel)");
-  if (unsharded &&
-      (sequenceParallel || replicateOpenBoundaries || autoPlan || searchAsked))
+  if (unsharded && (sequenceParallel || replicateOpenBoundaries || autoPlan ||
+                    searchAsked()))
     return fail("--unsharded compiles without shardings; it takes no "
                 "--tp-spmd option");
   if (target == Target::CUDA && (reference || emulateGpuMapping))
