@@ -85,3 +85,46 @@ func.func @repeat_kv(%q: tensor<2x8x8x16xf32>, %k: tensor<2x2x8x16xf32>) -> tens
   } -> tensor<2x8x8x16xf32>
   return %m : tensor<2x8x8x16xf32>
 }
+
+// -----
+
+// Tests that an argument one user reads expanded is read expanded by its flat
+// users too (a model's first layer then computes in the shapes of the later
+// layers, which read the residual stream expanded): one expand_shape at the
+// top, the row sums over [2, 4] rows, and their result collapsed only for the
+// return.
+
+// CHECK-LABEL: func.func @argument_expanded
+// CHECK-SAME: (%[[X:.*]]: tensor<8x16xf32>, %[[Y:.*]]: tensor<2x4x16xf32>)
+// CHECK: %[[E:.*]] = tensor.expand_shape %[[X]] {{\[}}[0, 1], [2]] output_shape [2, 4, 16]
+// CHECK-NOT: tensor.expand_shape %[[X]]
+// CHECK: %[[S:.*]] = linalg.generic
+// CHECK-SAME: iterator_types = ["parallel", "parallel", "reduction"]
+// CHECK-SAME: ins(%[[E]] : tensor<2x4x16xf32>)
+// CHECK: %[[F:.*]] = tensor.collapse_shape %[[S]] {{\[}}[0, 1]] : tensor<2x4xf32> into tensor<8xf32>
+// CHECK: %[[A:.*]] = linalg.generic
+// CHECK-SAME: ins(%[[E]], %[[Y]] : tensor<2x4x16xf32>, tensor<2x4x16xf32>)
+// CHECK: return %[[F]], %[[A]]
+#rows = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func @argument_expanded(%x: tensor<8x16xf32>, %y: tensor<2x4x16xf32>) -> (tensor<8xf32>, tensor<2x4x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<8xf32>) -> tensor<8xf32>
+  %s = linalg.generic {indexing_maps = [#rows, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<8x16xf32>) outs(%acc : tensor<8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %t = arith.addf %in, %out : f32
+    linalg.yield %t : f32
+  } -> tensor<8xf32>
+  %x3 = tensor.expand_shape %x [[0, 1], [2]] output_shape [2, 4, 16] : tensor<8x16xf32> into tensor<2x4x16xf32>
+  %e3 = tensor.empty() : tensor<2x4x16xf32>
+  %a = linalg.generic {indexing_maps = [#id3, #id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x3, %y : tensor<2x4x16xf32>, tensor<2x4x16xf32>) outs(%e3 : tensor<2x4x16xf32>) {
+  ^bb0(%in: f32, %in2: f32, %out: f32):
+    %t = arith.addf %in, %in2 : f32
+    linalg.yield %t : f32
+  } -> tensor<2x4x16xf32>
+  return %s, %a : tensor<8xf32>, tensor<2x4x16xf32>
+}

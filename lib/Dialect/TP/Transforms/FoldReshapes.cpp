@@ -11,6 +11,10 @@
 //    dimension alone (upstream fusion does not know softmax).
 // 3. Canonicalization cancels expand/collapse pairs and folds reshapes of
 //    tensor.empty and linalg.fill.
+// Before these, a function argument that one of its users expands is read
+// expanded by every linalg user: a model's first layer then computes in the
+// shapes its later layers do (they read the residual stream expanded by the
+// layer before), and the layers compile as one.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +24,7 @@
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/SmallBitVector.h"
 
@@ -50,6 +55,75 @@ bool mergesBroadcast(tensor::CollapseShapeOp collapse) {
         }))
       return true;
   return false;
+}
+
+/// The one expansion all of `arg`'s expand_shape users make, or null (none,
+/// or two that differ).
+tensor::ExpandShapeOp commonExpansion(BlockArgument arg) {
+  tensor::ExpandShapeOp common;
+  for (Operation *user : arg.getUsers()) {
+    auto expand = dyn_cast<tensor::ExpandShapeOp>(user);
+    if (!expand)
+      continue;
+    if (!expand.getResultType().hasStaticShape())
+      return nullptr;
+    if (!common) {
+      common = expand;
+      continue;
+    }
+    if (expand.getResultType() != common.getResultType() ||
+        expand.getReassociationIndices() != common.getReassociationIndices())
+      return nullptr;
+  }
+  return common;
+}
+
+/// Gives the linalg users of every argument of `func` that is also read
+/// expanded the expanded form: one expand_shape at the top of the body
+/// serves every user, the flat ones through a collapse_shape of it for fusion
+/// by expansion to fold into them. Each argument once (`done`); returns
+/// whether any was given.
+bool expandArgumentUses(FunctionOpInterface func, OpBuilder &builder,
+                        llvm::DenseSet<Value> &done) {
+  if (func.isExternal())
+    return false;
+  bool changed = false;
+  Block &entry = func.getFunctionBody().front();
+  for (BlockArgument arg : entry.getArguments()) {
+    if (done.contains(arg))
+      continue;
+    tensor::ExpandShapeOp common = commonExpansion(arg);
+    if (!common)
+      continue;
+    SmallVector<OpOperand *> flat;
+    SmallVector<tensor::ExpandShapeOp> expands;
+    for (OpOperand &use : arg.getUses()) {
+      Operation *user = use.getOwner();
+      if (user->getBlock() != &entry)
+        continue;
+      if (auto expand = dyn_cast<tensor::ExpandShapeOp>(user))
+        expands.push_back(expand);
+      else if (isa<linalg::LinalgOp>(user))
+        flat.push_back(&use);
+    }
+    if (flat.empty())
+      continue;
+    common->moveBefore(&entry, entry.begin());
+    for (tensor::ExpandShapeOp expand : expands)
+      if (expand != common) {
+        expand.getResult().replaceAllUsesWith(common.getResult());
+        expand->erase();
+      }
+    builder.setInsertionPointAfter(common);
+    auto collapse = tensor::CollapseShapeOp::create(
+        builder, common.getLoc(), arg.getType(), common.getResult(),
+        common.getReassociationIndices());
+    for (OpOperand *use : flat)
+      use->set(collapse);
+    done.insert(arg);
+    changed = true;
+  }
+  return changed;
 }
 
 /// softmax(collapse_shape(x)) -> collapse_shape(softmax(x)) when the
@@ -145,11 +219,23 @@ struct FoldReshapesPass
     tensor::CollapseShapeOp::getCanonicalizationPatterns(patterns, ctx);
     linalg::FillOp::getCanonicalizationPatterns(patterns, ctx);
     tensor::populateFoldTensorEmptyPatterns(patterns);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns)))) {
-      getOperation()->emitError(
-          "--tp-fold-reshapes did not converge: its reshape folding "
-          "patterns kept rewriting this function");
-      signalPassFailure();
+    FrozenRewritePatternSet frozen(std::move(patterns));
+    // The expansions of arguments appear as their users are folded; each
+    // argument is given to its flat users once, then folding runs again.
+    OpBuilder builder(ctx);
+    llvm::DenseSet<Value> done;
+    bool again = true;
+    while (again) {
+      if (failed(applyPatternsGreedily(getOperation(), frozen))) {
+        getOperation()->emitError(
+            "--tp-fold-reshapes did not converge: its reshape folding "
+            "patterns kept rewriting this function");
+        return signalPassFailure();
+      }
+      again = false;
+      getOperation()->walk([&](FunctionOpInterface func) {
+        again |= expandArgumentUses(func, builder, done);
+      });
     }
   }
 };

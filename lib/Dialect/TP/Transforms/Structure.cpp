@@ -10,6 +10,7 @@
 #include "tp/Dialect/TP/IR/TPDialect.h"
 #include "tp/Dialect/TP/IR/TPOps.h"
 
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
 
@@ -88,11 +89,31 @@ LogicalResult mlir::tp::checkShardableStructure(FunctionOpInterface func) {
   return failure(result.wasInterrupted());
 }
 
+/// The value whose memory `v` is: a reshape's result is a view of its
+/// source (what bufferization makes of it), anything else its own.
+static Value storageOf(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def))
+      break;
+    v = def->getOperand(0);
+  }
+  return v;
+}
+
 LivePeak mlir::tp::findLivePeak(Block &body,
                                 function_ref<double(Value)> bytesOf) {
   DenseMap<Operation *, unsigned> position;
   for (auto [i, op] : llvm::enumerate(body))
     position[&op] = i;
+  // A view's users keep its storage live; the view holds no bytes of its own.
+  DenseMap<Value, unsigned> lastUse;
+  for (auto [i, op] : llvm::enumerate(body))
+    for (Value r : op.getResults())
+      for (Operation *user : r.getUsers())
+        if (Operation *top = body.findAncestorOpInBlock(*user)) {
+          unsigned &last = lastUse[storageOf(r)];
+          last = std::max(last, position.lookup(top));
+        }
   struct Interval {
     Value value;
     unsigned from, to;
@@ -102,16 +123,16 @@ LivePeak mlir::tp::findLivePeak(Block &body,
   SmallVector<double> delta(position.size() + 1, 0);
   for (auto [i, op] : llvm::enumerate(body))
     for (Value r : op.getResults()) {
-      double bytes = r.use_empty() ? 0 : bytesOf(r);
+      auto last = lastUse.find(r);
+      if (storageOf(r) != r || last == lastUse.end())
+        continue;
+      double bytes = bytesOf(r);
       if (bytes <= 0)
         continue;
-      unsigned last = i;
-      for (Operation *user : r.getUsers())
-        if (Operation *top = body.findAncestorOpInBlock(*user))
-          last = std::max(last, position.lookup(top));
-      intervals.push_back({r, static_cast<unsigned>(i), last, bytes});
+      unsigned to = std::max<unsigned>(i, last->second);
+      intervals.push_back({r, static_cast<unsigned>(i), to, bytes});
       delta[i] += bytes;
-      delta[last + 1] -= bytes;
+      delta[to + 1] -= bytes;
     }
   LivePeak peak;
   double live = 0;

@@ -57,6 +57,13 @@ def FoldReshapesPass : Pass<"tp-fold-reshapes", "::mlir::ModuleOp"> {
     repeated K and V are sliced by heads (for free where the KV projections
     are replicated) and the query heads stay one dimension.
 
+    A function argument that one of its users reads expanded (a model's input
+    `[B*S, E]` added to the residual stream `[B, S, E]`) is read expanded by
+    its other linalg users too, through one `tensor.expand_shape` at the top
+    of the body. The first layer of a model then computes in the shapes of the
+    later layers, which read the residual stream as the layer before made it,
+    and `--tp-outline-repeated-layers` compiles all of them as one function.
+
     Example:
 
     ```mlir

@@ -36,9 +36,10 @@ FailureOr<MeshOp> findFunctionMesh(FunctionOpInterface func,
 /// Where a block in program order holds the most: the values its ops make
 /// are each live from their op to their last user's (a user inside a region
 /// counts as the block's op around it; a value without users is not
-/// counted), weighed by `bytesOf` (0: not counted). The peak's bytes and the
-/// values live there. What --tp-report prints and auto-plan's memory model
-/// charges.
+/// counted), weighed by `bytesOf` (0: not counted). A reshape's result is a
+/// view: its users keep its source live (nothing when that is an argument). The
+/// peak's bytes and the values live there. What --tp-report prints and
+/// auto-plan's memory model charges.
 struct LivePeak {
   double bytes = 0;
   SmallVector<Value> values;
