@@ -525,7 +525,10 @@ def EmitEntryPointsPass : Pass<"tp-emit-entry-points", "::mlir::ModuleOp"> {
     ```
 
     which loads each argument's and then each result's buffer pointer from
-    the array `%buffers` and calls `@f`. The manifest becomes the
+    the array `%buffers` and calls `@f`, which becomes internal: reached
+    through its entry point only, LLVM inlines it there, so that a model's
+    thousands of weights are not passed one by one on the stack (code
+    generation takes time quadratic in that). The manifest becomes the
     zero-terminated global `@tprt_manifest`, and the `tp.mesh` ops, which it
     describes, are erased.
   }];

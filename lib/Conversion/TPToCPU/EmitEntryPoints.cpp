@@ -6,7 +6,8 @@
 //
 // For each function of the manifest: `tprt_entry_<f>(ctx, buffers)` loads the
 // buffer pointers of the arguments, then of the results (out-parameters),
-// from the array `buffers` and calls `<f>(ctx, ...)`. The manifest becomes the
+// from the array `buffers` and calls `<f>(ctx, ...)`, which becomes internal
+// (LLVM inlines it into its entry point). The manifest becomes the
 // global string `tprt_manifest`; the tp.mesh ops, which it describes, go.
 //
 //===----------------------------------------------------------------------===//
@@ -85,6 +86,11 @@ struct EmitEntryPointsPass
       }
       LLVM::CallOp::create(eb, func.getLoc(), func, args);
       LLVM::ReturnOp::create(eb, func.getLoc(), ValueRange{});
+      // Reached through its entry point only: LLVM inlines it there, and a
+      // model with thousands of weights is not passed them one by one
+      // (arguments on the stack, which code generation handles in time
+      // quadratic in their number).
+      func.setLinkage(LLVM::Linkage::Internal);
     }
 
     // The manifest, zero-terminated.

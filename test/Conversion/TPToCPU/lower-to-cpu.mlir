@@ -4,14 +4,15 @@
 // Tests the whole CPU lowering of a local-form function: everything is LLVM,
 // results are out-parameters after the arguments, the context comes first,
 // the runtime is called through the context's table (no runtime symbol), the
-// entry wrapper loads every buffer pointer, the manifest is a global, and no
+// entry wrapper loads every buffer pointer (the function it calls is internal,
+// reached through it only), the manifest is a global, and no
 // tp op or mesh is left.
 
 tp.mesh @world ["tp" = 2]
 
 // CHECK-NOT: tp.
 // CHECK-NOT: @tprt_rt_
-// CHECK: llvm.func @f(%[[FCTX:.*]]: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr)
+// CHECK: llvm.func internal @f(%[[FCTX:.*]]: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr)
 // CHECK: %[[TABLE:.*]] = llvm.load %[[FCTX]] : !llvm.ptr -> !llvm.ptr
 // CHECK: %[[SLOT:.*]] = llvm.getelementptr inbounds %[[TABLE]][8] : (!llvm.ptr) -> !llvm.ptr, i8
 // CHECK: %[[FN:.*]] = llvm.load %[[SLOT]] : !llvm.ptr -> !llvm.ptr
@@ -34,7 +35,7 @@ func.func @f(%x: tensor<4xf32> {tp.sharding = #tp.sharding<@world, [{"tp"}]>})
 }
 
 // MLP-NOT: tp.
-// MLP: llvm.func @mlp(
+// MLP: llvm.func internal @mlp(
 // MLP: llvm.getelementptr inbounds %{{.*}}[8] : (!llvm.ptr) -> !llvm.ptr, i8
 // MLP: llvm.func @tprt_entry_mlp(
 // MLP: @tprt_manifest("tprt-manifest 4\0Aabi 3\0Atarget cpu\0Afunc \22mlp\22 4 1\0Amesh \22world\22 1 \22tp\22 4\0Aarg 0 f32 2 16 512 s=/|\0Aarg 1 f32 2 512 2048 s=/0|\0Aarg 2 f32 1 2048 s=0|\0Aarg 3 f32 2 2048 512 s=0/|\0Aresult 0 f32 2 16 512 s=/|\0Aend\0A\00")

@@ -14,7 +14,7 @@
 // CHECK-DAG: @__tp_gpu_image_f_kernel("{{.*}}.target sm_90{{.*}}.visible .entry f_kernel(\0A\09.param .f32 f_kernel_param_0,{{.*}}f_kernel_param_7\0A)
 // CHECK-DAG: @__tp_gpu_image_f_kernel_0("{{.*}}.target sm_90{{.*}}.visible .entry f_kernel(\0A{{.*}}f_kernel_param_18\0A)
 // CHECK-NOT: gpu.
-// CHECK: llvm.func @f(%[[CTX:[a-z0-9]+]]: !llvm.ptr,
+// CHECK: llvm.func internal @f(%[[CTX:[a-z0-9]+]]: !llvm.ptr,
 // CHECK: getelementptr inbounds %{{.*}}[72]
 // CHECK: %[[CONST:.*]] = llvm.call %{{.*}}(%[[CTX]], %{{.*}}) : !llvm.ptr, (!llvm.ptr, i64) -> !llvm.ptr
 // CHECK: getelementptr inbounds %{{.*}}[88]

@@ -153,3 +153,23 @@ func.func @two_kinds(%x: tensor<8xf32>, %w0: tensor<8xf32>, %w1: tensor<8xf32>) 
   %t0 = math.exp %s0 : tensor<8xf32>
   return %t0 : tensor<8xf32>
 }
+
+// -----
+
+// A driver's calls are not code for LLVM to optimize: a function of three
+// calls and one op is not cut at max-function-ops=2.
+// PARTS-LABEL: func.func @driver
+// PARTS-NEXT: call @layer
+// PARTS-NEXT: call @layer
+// PARTS-NEXT: call @layer
+// PARTS-NEXT: math.tanh
+// PARTS-NEXT: return
+// PARTS-NOT: @driver_part
+func.func private @layer(%x: tensor<8xf32>) -> tensor<8xf32>
+func.func @driver(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %a = call @layer(%x) : (tensor<8xf32>) -> tensor<8xf32>
+  %b = call @layer(%a) : (tensor<8xf32>) -> tensor<8xf32>
+  %c = call @layer(%b) : (tensor<8xf32>) -> tensor<8xf32>
+  %d = math.tanh %c : tensor<8xf32>
+  return %d : tensor<8xf32>
+}

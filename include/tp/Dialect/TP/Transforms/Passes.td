@@ -415,7 +415,9 @@ def OutlineRepeatedLayersPass
     then looks again in what is left (a training step has a forward and a
     backward layer), up to `max-layers` functions per function. Then, with
     `max-function-ops=K`, every function (the caller, a long layer) with
-    more than K ops is cut into consecutive parts of at most K ops,
+    more than K ops, not counting its calls (a driver calling 96 layers is
+    straight-line code for LLVM), is cut into consecutive parts of at most K
+    ops,
     `@<func>_part<i>`, each called once: what is left without repeats (a
     model whose layers all differ) reaches code generation in bounded
     pieces, which keeps LLVM linear in the model's size. The functions made
@@ -469,7 +471,7 @@ def OutlineRepeatedLayersPass
            "The most layer functions made from one function">,
     Option<"maxFunctionOps", "max-function-ops", "unsigned", /*default=*/"0",
            "Then cut every function longer than this many ops (not counting "
-           "constants) into parts of at most as many, each called once; 0: "
+           "constants and calls) into parts of at most as many, each called once; 0: "
            "never">
   ];
   let dependentDialects = ["::mlir::func::FuncDialect"];
