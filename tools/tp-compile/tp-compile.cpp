@@ -54,6 +54,7 @@
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
+#include "llvm/IR/Instructions.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IRReader/IRReader.h"
@@ -353,12 +354,19 @@ static llvm::Error optimizeModule(llvm::Module &module,
 /// -O0: they run once per call and hold no loops, and the code generator's
 /// schedulers are quadratic in a block's length, which at depth is thousands
 /// of weights passed on the stack (96 GPT layers: 0.8 of 1.3 s).
+/// Their calls lose LLVM's `tail` marks: a tail call is what fast
+/// instruction selection leaves to the DAG selector, with the rest of the
+/// block above it.
 static void codegenStraightLineQuickly(llvm::Module &module) {
-  for (llvm::Function &function : module)
-    if (!function.isDeclaration() && function.size() == 1) {
-      function.addFnAttr(llvm::Attribute::OptimizeNone);
-      function.addFnAttr(llvm::Attribute::NoInline);
-    }
+  for (llvm::Function &function : module) {
+    if (function.isDeclaration() || function.size() != 1)
+      continue;
+    function.addFnAttr(llvm::Attribute::OptimizeNone);
+    function.addFnAttr(llvm::Attribute::NoInline);
+    for (llvm::Instruction &inst : function.getEntryBlock())
+      if (auto *call = llvm::dyn_cast<llvm::CallInst>(&inst))
+        call->setTailCallKind(llvm::CallInst::TCK_None);
+  }
 }
 
 /// Links `objects` into the library (-o) with the system C compiler and
