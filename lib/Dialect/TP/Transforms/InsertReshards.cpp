@@ -58,6 +58,11 @@ public:
         decisions(decider, axes), attrCache(func->getContext(), meshRef) {}
 
   LogicalResult run();
+  /// The decisions only: every op's choice recorded, the IR left as it is.
+  LogicalResult decide() {
+    dryRun = true;
+    return failure(failed(checkMesh()) || failed(finalize()));
+  }
   void setPlan(const OpChoices *p, OpChoices *record) {
     plan = p ? &p->decisions : nullptr;
     passes = p ? &p->passes : nullptr;
@@ -117,6 +122,10 @@ private:
   const DenseMap<Operation *, PendingPass> *passes = nullptr;
   /// Where to record the choices made, when asked.
   OpChoices *made = nullptr;
+  /// Decide only (`decide`): `require` changes nothing. The decisions do not
+  /// depend on the reshards made for the ops before: an op reads its
+  /// operands' final shardings, which reshards of other uses leave alone.
+  bool dryRun = false;
 
   /// Given shardings, converted once per attribute.
   DenseMap<Attribute, const TensorSharding *> fromAttr;
@@ -230,7 +239,7 @@ LogicalResult ReshardInserter::checkMesh() {
 //===----------------------------------------------------------------------===//
 
 void ReshardInserter::require(OpOperand &use, const TensorSharding &target) {
-  if (finalOf(use.get()) == target)
+  if (dryRun || finalOf(use.get()) == target)
     return;
   use.set(isRematerializable(use.get()) ? rematerialize(use.get(), target)
                                         : reshardTo(use.get(), target));
@@ -662,4 +671,12 @@ LogicalResult mlir::tp::insertReshards(FunctionOpInterface func, MeshOp mesh,
   ReshardInserter inserter(func, mesh, options);
   inserter.setPlan(plan, made);
   return inserter.run();
+}
+
+LogicalResult mlir::tp::decideReshards(FunctionOpInterface func, MeshOp mesh,
+                                       const InsertReshardsPassOptions &options,
+                                       OpChoices &made) {
+  ReshardInserter inserter(func, mesh, options);
+  inserter.setPlan(nullptr, &made);
+  return inserter.decide();
 }

@@ -445,34 +445,17 @@ LogicalResult FunctionPropagator::searchOps(MeshOp mesh,
       constraint = settled(ret->getOperand(i));
 
   // The fixed point's own plan, as reshard insertion completes it (where
-  // each pending sum is reduced), on a copy: the plan to beat.
+  // each pending sum is reduced), decided without touching the IR: the plan
+  // to beat.
   write();
   OpChoices fixedPoint;
   {
-    IRMapping mapping;
-    Operation *copy = func->clone(mapping);
-    DenseMap<Operation *, Operation *> original;
-    for (auto [from, to] : mapping.getOperationMap())
-      original[to] = from;
-    OpChoices made;
-    LogicalResult inserted = success();
-    {
-      // Its remarks and errors are the real insertion's, later.
-      ScopedDiagnosticHandler quiet(func->getContext(),
-                                    [](Diagnostic &) { return success(); });
-      InsertReshardsPassOptions reshardOptions{false, false};
-      inserted = insertReshards(cast<FunctionOpInterface>(copy), mesh,
-                                reshardOptions, nullptr, &made);
-    }
-    copy->erase();
-    if (failed(inserted))
+    // Its remarks and errors are the real insertion's, later.
+    ScopedDiagnosticHandler quiet(func->getContext(),
+                                  [](Diagnostic &) { return success(); });
+    InsertReshardsPassOptions reshardOptions{false, false};
+    if (failed(decideReshards(func, mesh, reshardOptions, fixedPoint)))
       return success();
-    for (auto &[op, decision] : made.decisions)
-      if (Operation *from = original.lookup(op))
-        fixedPoint.decisions[from] = std::move(decision);
-    for (auto &[op, pass] : made.passes)
-      if (Operation *from = original.lookup(op))
-        fixedPoint.passes[from] = std::move(pass);
   }
 
   FailureOr<FunctionPlan> planned =

@@ -41,6 +41,12 @@ LogicalResult insertReshards(FunctionOpInterface func, MeshOp mesh,
                              const InsertReshardsPassOptions &options,
                              const OpChoices *plan = nullptr,
                              OpChoices *made = nullptr);
+/// What `insertReshards` would choose for every ruled op of `func` (its
+/// decision, the pending sums it carries on), the IR left as it is: the
+/// fixed point's plan, for the search to cost.
+LogicalResult decideReshards(FunctionOpInterface func, MeshOp mesh,
+                             const InsertReshardsPassOptions &options,
+                             OpChoices &made);
 
 /// Options of the `tp-spmd` pipeline.
 struct SPMDPipelineOptions : public PassPipelineOptions<SPMDPipelineOptions> {
