@@ -25,7 +25,8 @@
 //  With `search`, the planner then plans the ops (arguments and results as
 //  the fixed point left them), and its plan replaces the fixed point's where
 //  the model says it is clearly faster, the fixed point's plan costed as
-//  reshard insertion would complete it (on a copy of the function).
+//  reshard insertion would complete it (decideReshards: its decisions, no
+//  reshards made).
 //  4. The fixed point is written (`tp.shardings` on ops, `tp.sharding` on
 //     arguments, with `record-origins` the constraint each came from), and
 //     reshard insertion (InsertReshards.cpp) makes every op's operands agree
