@@ -329,8 +329,7 @@ static int lowerModel(llvm::LLVMContext &llvmContext,
 /// would give. Unrolling made a GPT-2 layer's IR ten times larger and cost
 /// two thirds of tp-compile's time (0.62 -> 0.20 s), for no measurable
 /// speed of the program.
-static llvm::Error optimizeModule(llvm::Module &module,
-                                  llvm::TargetMachine *machine) {
+static void optimizeModule(llvm::Module &module, llvm::TargetMachine *machine) {
   llvm::LoopAnalysisManager loops;
   llvm::FunctionAnalysisManager functions;
   llvm::CGSCCAnalysisManager sccs;
@@ -346,7 +345,6 @@ static llvm::Error optimizeModule(llvm::Module &module,
   llvm::ModulePassManager pipeline =
       builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
   pipeline.run(module, modules);
-  return llvm::Error::success();
 }
 
 /// Marks `module`'s straight-line functions (one block: the drivers that call
@@ -401,8 +399,7 @@ static std::string optimizeAndEmit(StringRef bitcode,
   if (!module)
     return "reading a part of the program back: " +
            llvm::toString(module.takeError());
-  if (llvm::Error err = optimizeModule(**module, machine.get()))
-    return "LLVM optimization failed: " + llvm::toString(std::move(err));
+  optimizeModule(**module, machine.get());
   std::error_code ec;
   llvm::raw_fd_ostream out(objectPath, ec, llvm::sys::fs::OF_None);
   if (ec)
@@ -548,8 +545,7 @@ int main(int argc, char **argv) {
   }
 
   TimingScope optimizing = timingRoot.nest("LLVM: optimize");
-  if (llvm::Error err = optimizeModule(*llvmModule, machine.get()))
-    return fail("LLVM optimization failed: " + llvm::toString(std::move(err)));
+  optimizeModule(*llvmModule, machine.get());
   optimizing.stop();
   if (emit == Emit::LLVM) {
     auto out = openOutputFile(outputFile, &error);
