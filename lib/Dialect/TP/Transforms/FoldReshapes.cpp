@@ -57,32 +57,12 @@ bool mergesBroadcast(tensor::CollapseShapeOp collapse) {
   return false;
 }
 
-/// The one expansion all of `arg`'s expand_shape users make, or null (none,
-/// or two that differ).
-tensor::ExpandShapeOp commonExpansion(BlockArgument arg) {
-  tensor::ExpandShapeOp common;
-  for (Operation *user : arg.getUsers()) {
-    auto expand = dyn_cast<tensor::ExpandShapeOp>(user);
-    if (!expand)
-      continue;
-    if (!expand.getResultType().hasStaticShape())
-      return nullptr;
-    if (!common) {
-      common = expand;
-      continue;
-    }
-    if (expand.getResultType() != common.getResultType() ||
-        expand.getReassociationIndices() != common.getReassociationIndices())
-      return nullptr;
-  }
-  return common;
-}
-
 /// Gives the linalg users of every argument of `func` that is also read
 /// expanded the expanded form: one expand_shape at the top of the body
 /// serves every user, the flat ones through a collapse_shape of it for fusion
-/// by expansion to fold into them. Each argument once (`done`); returns
-/// whether any was given.
+/// by expansion to fold into them. Only where every expand_shape of the
+/// argument makes the same static shape. Each argument once (`done`);
+/// returns whether any was given.
 bool expandArgumentUses(FunctionOpInterface func, OpBuilder &builder,
                         llvm::DenseSet<Value> &done) {
   if (func.isExternal())
@@ -92,28 +72,31 @@ bool expandArgumentUses(FunctionOpInterface func, OpBuilder &builder,
   for (BlockArgument arg : entry.getArguments()) {
     if (done.contains(arg))
       continue;
-    tensor::ExpandShapeOp common = commonExpansion(arg);
-    if (!common)
-      continue;
     SmallVector<OpOperand *> flat;
     SmallVector<tensor::ExpandShapeOp> expands;
+    bool agree = true;
     for (OpOperand &use : arg.getUses()) {
       Operation *user = use.getOwner();
-      if (user->getBlock() != &entry)
-        continue;
-      if (auto expand = dyn_cast<tensor::ExpandShapeOp>(user))
+      if (auto expand = dyn_cast<tensor::ExpandShapeOp>(user)) {
+        agree &= expand.getResultType().hasStaticShape() &&
+                 user->getBlock() == &entry &&
+                 (expands.empty() ||
+                  (expand.getResultType() == expands[0].getResultType() &&
+                   expand.getReassociationIndices() ==
+                       expands[0].getReassociationIndices()));
         expands.push_back(expand);
-      else if (isa<linalg::LinalgOp>(user))
+      } else if (isa<linalg::LinalgOp>(user) && user->getBlock() == &entry) {
         flat.push_back(&use);
-    }
-    if (flat.empty())
-      continue;
-    common->moveBefore(&entry, entry.begin());
-    for (tensor::ExpandShapeOp expand : expands)
-      if (expand != common) {
-        expand.getResult().replaceAllUsesWith(common.getResult());
-        expand->erase();
       }
+    }
+    if (!agree || expands.empty() || flat.empty())
+      continue;
+    tensor::ExpandShapeOp common = expands.front();
+    common->moveBefore(&entry, entry.begin());
+    for (tensor::ExpandShapeOp expand : ArrayRef(expands).drop_front()) {
+      expand.getResult().replaceAllUsesWith(common.getResult());
+      expand->erase();
+    }
     builder.setInsertionPointAfter(common);
     auto collapse = tensor::CollapseShapeOp::create(
         builder, common.getLoc(), arg.getType(), common.getResult(),
