@@ -8,8 +8,10 @@
 2. The same block split over --tp devices (threads of the local communicator): wall time
    and the CPU time of all ranks together, against the 1-device run (what communication
    and the split cost).
-3. With --jax-python: JAX's jit of the same block (bench/jax_gpt.py; XLA CPU, weights
-   placed on the devices once) on 1 and on --tp forced host devices, best of --repeat.
+3. With --jax-python: JAX's jit of the same block (bench/jax_gpt.py; XLA CPU, inputs
+   placed on the devices once, results left there) on 1 and on --tp forced host devices,
+   best of --repeat. tp-mlir is measured that way too (tp-run --shards-in-place: shards
+   cut once, the run alone timed), beside its scatter, run, gather.
 4. The local communicator's all_reduce against a memcpy of the same bytes (tprt-bench).
 
 Every figure is the best of --repeat runs, and the whole comparison is repeated --rounds
@@ -32,9 +34,10 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def tp_run(build, model, repeat, tp):
+def tp_run(build, model, repeat, tp, in_place=False):
     out = subprocess.run([os.path.join(build, "bin", "tp-run"), model, "--random-inputs",
-                          "--repeat", str(repeat), "--profile"],
+                          "--repeat", str(repeat), "--profile"] +
+                         (["--shards-in-place"] if in_place else []),
                          check=True, capture_output=True, text=True).stdout
     m = re.search(r"best of \d+ runs: ([0-9.]+) ms wall .*took ([0-9.]+) ms together", out)
     return float(m.group(1)), float(m.group(2)), out
@@ -119,6 +122,7 @@ def main():
         for _ in range(args.rounds):
             for tp in (1, args.tp):
                 keep(("tp-mlir", tp), tp_run(args.build, libs[tp], args.repeat, tp))
+                keep(("in place", tp), tp_run(args.build, libs[tp], args.repeat, tp, True))
             keep(("torch", os.cpu_count()),
                  (torch_block(B, S, E, H, args.repeat, os.cpu_count()),))
             keep(("torch", 1), (torch_block(B, S, E, H, args.repeat, 1),))
@@ -132,16 +136,21 @@ def main():
           f"in the program | PyTorch eager {torch_default:8.2f} ms ({os.cpu_count()} "
           f"threads), {torch_one:8.2f} ms (1 intra-op thread; OpenBLAS keeps its own) | "
           f"tp-mlir wall / PyTorch's best: {wall1 / torch_best:.2f}x")
+    place1 = best[("in place", 1)][0]
+    print(f"1 device:  tp-mlir {place1:8.2f} ms wall with shards in place (run only)")
     if args.jax_python:
         jax1 = best[("jax", 1)][0]
-        print(f"1 device:  JAX jit {jax1:8.2f} ms | tp-mlir wall / JAX: {wall1 / jax1:.2f}x")
+        print(f"1 device:  JAX jit {jax1:8.2f} ms | tp-mlir wall / JAX: {wall1 / jax1:.2f}x, "
+              f"in place / JAX: {place1 / jax1:.2f}x")
     wallN, cpuN, outN = best[("tp-mlir", args.tp)]
     print(f"{args.tp} devices: tp-mlir {wallN:8.2f} ms wall, {cpuN:8.2f} ms CPU time of all "
           f"ranks vs {cpu1:.2f} ms on 1 device ({cpuN / cpu1:.2f}x the work)")
+    placeN = best[("in place", args.tp)][0]
+    print(f"{args.tp} devices: tp-mlir {placeN:8.2f} ms wall with shards in place (run only)")
     if args.jax_python:
         jaxN = best[("jax", args.tp)][0]
         print(f"{args.tp} devices: JAX jit {jaxN:8.2f} ms on {args.tp} forced host devices | "
-              f"tp-mlir wall / JAX: {wallN / jaxN:.2f}x")
+              f"tp-mlir wall / JAX: {wallN / jaxN:.2f}x, in place / JAX: {placeN / jaxN:.2f}x")
     for line in outN.splitlines():
         if "calls" in line or "other ops" in line:
             print(f"  {args.tp} devices, {line.strip()}")

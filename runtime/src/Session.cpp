@@ -93,6 +93,9 @@ struct tprt_session_s {
   std::vector<tprt_device_profile> deviceProfiles;
   /// Each rank's own result buffers of the last successful run.
   std::vector<std::vector<Bytes>> localResults;
+  /// The mesh's ranks this process drives, ascending (every rank of a world
+  /// in one process; its own rank of one spread over processes).
+  std::vector<int64_t> localRanks;
 };
 
 namespace {
@@ -228,6 +231,9 @@ struct RunState {
   tprt_world *world = nullptr;
   /// The buffers before this index are inputs (not copied back).
   size_t numInputs = 0;
+  /// The results are the caller's shards (tprt_session_run_shards): each
+  /// rank zeroes its own before it runs, as makeShards does for its buffers.
+  bool zeroResults = false;
 
   std::mutex mutex;
   std::condition_variable cv;
@@ -245,6 +251,9 @@ tprt_status runRank(RunState &s, EntryFn entry, int64_t rank) {
   DeviceRanks *device = s.world->device();
   tprt_rank_context *ctx = nullptr;
   std::vector<void *> pointers = s.pointers[rank];
+  if (s.zeroResults)
+    for (size_t i = s.numInputs; i < pointers.size(); ++i)
+      std::memset(pointers[i], 0, s.sizes[rank][i]);
   auto releaseAll = [&] {
     if (device)
       for (void *ptr : pointers)
@@ -352,6 +361,8 @@ tprt_status tprt::createSession(const tprt_mesh *mesh,
   tprt_world *world = nullptr;
   if (tprt_status status = created->createWorld(*mesh, &world))
     return status;
+  for (int64_t i = 0; i < tprt_world_num_local_ranks(world); ++i)
+    created->localRanks.push_back(tprt_world_local_rank(world, i));
   tprt_world_destroy(world);
   *session = created.release();
   return nullptr;
@@ -493,10 +504,13 @@ tprt_status runDistributed(tprt_session *session, const tprt_program *program,
                            int32_t num_outputs,
                            const std::shared_ptr<RunState> &state);
 
-tprt_status runSession(tprt_session *session, const tprt_program *program,
-                       int32_t function, const tprt_host_tensor *inputs,
-                       int32_t num_inputs, tprt_host_tensor *outputs,
-                       int32_t num_outputs) {
+/// Steps 1 and 2 of a run: the function, its mesh and counts (with
+/// `shards`, `num_inputs` and `num_outputs` count every local rank's shards),
+/// a fresh world for `state`, OpenBLAS's threads, the target.
+tprt_status prepareRun(tprt_session *session, const tprt_program *program,
+                       int32_t function, int32_t num_inputs,
+                       int32_t num_outputs, bool shards,
+                       std::shared_ptr<RunState> &state) {
   if (!session || !program)
     return error(TPRT_INVALID_ARGUMENT, "session or program is null");
   if (function < 0 || function >= tprt_program_num_functions(program))
@@ -509,19 +523,28 @@ tprt_status runSession(tprt_session *session, const tprt_program *program,
                  formatShape(f.mesh.sizes, f.mesh.rank),
                  "; the session's mesh is ",
                  formatShape(session->mesh.sizes, session->mesh.rank));
-  if (num_inputs != f.numArgs)
+  if (!shards && num_inputs != f.numArgs)
     return error(TPRT_INVALID_ARGUMENT, "function '", f.name, "' takes ",
                  f.numArgs, " inputs, got ", num_inputs);
-  if (num_outputs != f.numResults)
+  if (!shards && num_outputs != f.numResults)
     return error(TPRT_INVALID_ARGUMENT, "function '", f.name, "' returns ",
                  f.numResults, " results, got room for ", num_outputs);
+  int64_t local = static_cast<int64_t>(session->localRanks.size());
+  if (shards && num_inputs != local * f.numArgs)
+    return error(TPRT_INVALID_ARGUMENT, "function '", f.name, "' takes ",
+                 f.numArgs, " inputs: ", local * f.numArgs, " shards for ",
+                 local, " local rank(s), got ", num_inputs);
+  if (shards && num_outputs != local * f.numResults)
+    return error(TPRT_INVALID_ARGUMENT, "function '", f.name, "' returns ",
+                 f.numResults, " results: room for ", local * f.numResults,
+                 " shards for ", local, " local rank(s), got ", num_outputs);
 
   // 2. A fresh world; its ranks share the machine's cores: OpenBLAS gets its
   // share per rank instead of every core per rank (unless
   // OPENBLAS_NUM_THREADS says otherwise).
   int64_t numRanks = tprt_mesh_num_devices(&f.mesh);
-  auto state = std::make_shared<RunState>(numRanks);
-  state->numInputs = static_cast<size_t>(num_inputs);
+  state = std::make_shared<RunState>(numRanks);
+  state->numInputs = static_cast<size_t>(f.numArgs);
   state->deviceTiming = session->deviceTiming;
   if (tprt_status status = session->createWorld(f.mesh, &state->world))
     return status;
@@ -544,22 +567,21 @@ tprt_status runSession(tprt_session *session, const tprt_program *program,
                  " (tp-compile --target ", targetName(program->target),
                  "); the session's '", session->backend,
                  "' backend runs programs compiled for ", worldTarget);
-  if (state->world->processes())
-    return runDistributed(session, program, function, inputs, num_inputs,
-                          outputs, num_outputs, state);
-  if (here != numRanks)
+  if (!state->world->processes() && here != numRanks)
     return error(TPRT_INVALID_ARGUMENT, "backend '", session->backend,
                  "' drives ", here, " of ", numRanks,
                  " ranks in this process and offers no exchange between "
                  "processes");
+  return nullptr;
+}
 
-  // 3. Each rank's buffers.
-  auto &buffers = state->buffers;
-  if (tprt_status status = makeShards(session, f, inputs, num_inputs, outputs,
-                                      num_outputs, /*borrow=*/true, *state))
-    return status;
-
-  // 4. Every rank on its thread.
+/// Steps 3 and 4 with every rank in this process, its buffers made: each
+/// rank on its thread, then the wait, the session's figures, and the root
+/// cause of a failure (null when every rank succeeded).
+tprt_status runRankThreads(tprt_session *session, const tprt_program *program,
+                           const Function &f,
+                           const std::shared_ptr<RunState> &state) {
+  int64_t numRanks = tprt_mesh_num_devices(&f.mesh);
   // Everything a rank needs is allocated here: nothing in a rank's thread
   // can throw.
   EntryFn entry = f.entry;
@@ -576,8 +598,8 @@ tprt_status runSession(tprt_session *session, const tprt_program *program,
     });
   }
 
-  // 5. Wait; a rank still computing `timeoutMs` after another finished is
-  // stuck (it is in no collective, or that would have ended it).
+  // A rank still computing `timeoutMs` after another finished is stuck (it
+  // is in no collective, or that would have ended it).
   std::vector<int64_t> stuck;
   int64_t timeoutMs = 0;
   {
@@ -623,11 +645,58 @@ tprt_status runSession(tprt_session *session, const tprt_program *program,
     session->deviceProfiles = state->deviceProfiles;
   else
     session->deviceProfiles.clear();
+  return takeRootCause(state->statuses, nullptr);
+}
 
-  // 6. The root cause of a failure, or the results.
-  if (tprt_status failure = takeRootCause(state->statuses, nullptr))
+tprt_status runSession(tprt_session *session, const tprt_program *program,
+                       int32_t function, const tprt_host_tensor *inputs,
+                       int32_t num_inputs, tprt_host_tensor *outputs,
+                       int32_t num_outputs) {
+  std::shared_ptr<RunState> state;
+  if (tprt_status status = prepareRun(session, program, function, num_inputs,
+                                      num_outputs, /*shards=*/false, state))
+    return status;
+  const Function &f = program->functions[function];
+  if (state->world->processes())
+    return runDistributed(session, program, function, inputs, num_inputs,
+                          outputs, num_outputs, state);
+  // 3. Each rank's buffers.
+  if (tprt_status status = makeShards(session, f, inputs, num_inputs, outputs,
+                                      num_outputs, /*borrow=*/true, *state))
+    return status;
+  // 4-5. Every rank on its thread; the root cause of a failure, or the
+  // results.
+  if (tprt_status failure = runRankThreads(session, program, f, state))
     return failure;
-  return gatherResults(session, f, buffers, num_inputs, outputs, num_outputs);
+  return gatherResults(session, f, state->buffers, num_inputs, outputs,
+                       num_outputs);
+}
+
+/// The same program and function in every process of a world spread over
+/// processes, checked before any collective.
+tprt_status checkSameProgram(Processes &procs, const tprt_program *program,
+                             int32_t function) {
+  struct Identity {
+    uint64_t checksum;
+    int64_t function;
+  };
+  Identity mine{tprt_program_checksum(program), function};
+  std::vector<Identity> all(static_cast<size_t>(procs.size()));
+  if (tprt_status s = procs.allGather(&mine, sizeof(Identity), all.data()))
+    return s;
+  for (int64_t r = 1; r < procs.size(); ++r)
+    if (all[r].checksum != all[0].checksum ||
+        all[r].function != all[0].function) {
+      std::ostringstream os;
+      os << std::hex << "the processes run different programs: rank "
+         << std::dec << r << " loaded checksum " << std::hex << all[r].checksum
+         << std::dec << " function #" << all[r].function << ", rank 0 "
+         << std::hex << "checksum " << all[0].checksum << std::dec
+         << " function #" << all[0].function
+         << " (every process must load the same library)";
+      return error(TPRT_MISMATCH, os.str());
+    }
+  return nullptr;
 }
 
 /// What rank 0 tells each process before a distributed run, and what each
@@ -662,26 +731,8 @@ tprt_status runDistributed(tprt_session *session, const tprt_program *program,
   Processes &procs = *state->world->processes();
   int64_t me = procs.rank(), numRanks = procs.size();
   // 1. The same program and function everywhere, before any collective.
-  struct Identity {
-    uint64_t checksum;
-    int64_t function;
-  };
-  Identity mine{tprt_program_checksum(program), function};
-  std::vector<Identity> all(static_cast<size_t>(numRanks));
-  if (tprt_status s = procs.allGather(&mine, sizeof(Identity), all.data()))
+  if (tprt_status s = checkSameProgram(procs, program, function))
     return s;
-  for (int64_t r = 1; r < numRanks; ++r)
-    if (all[r].checksum != all[0].checksum ||
-        all[r].function != all[0].function) {
-      std::ostringstream os;
-      os << std::hex << "the processes run different programs: rank "
-         << std::dec << r << " loaded checksum " << std::hex << all[r].checksum
-         << std::dec << " function #" << all[r].function << ", rank 0 "
-         << std::hex << "checksum " << all[0].checksum << std::dec
-         << " function #" << all[0].function
-         << " (every process must load the same library)";
-      return error(TPRT_MISMATCH, os.str());
-    }
 
   // 2. Inputs: rank 0 makes every rank's shards and sends them.
   auto &buffers = state->buffers;
@@ -800,6 +851,109 @@ tprt_status runDistributed(tprt_session *session, const tprt_program *program,
   return gatherResults(session, f, buffers, num_inputs, outputs, num_outputs);
 }
 
+/// Checks the caller's shards (tprt_session_run_shards) against `f`: each
+/// local rank's shard of every input and result has the tensor's dtype and
+/// its shard shape, and data. Then they are the ranks' buffers in `state`.
+tprt_status takeShards(const tprt_session *session, const Function &f,
+                       const tprt_host_tensor *inputs,
+                       const tprt_host_tensor *outputs, RunState &state) {
+  auto take = [&](const char *what, int64_t rank, int32_t index,
+                  const tprt_tensor_info &info,
+                  const tprt_host_tensor &given) -> tprt_status {
+    tprt_tensor_info shard = info;
+    tprt_shard_shape(&f.mesh, &info.sharding, info.shape, shard.shape);
+    std::string named = "rank " + std::to_string(rank) + "'s shard of " + what;
+    if (tprt_status status = checkTensor(named.c_str(), index, shard, given))
+      return status;
+    state.pointers[rank].push_back(given.data);
+    state.sizes[rank].push_back(bytesOf(shard, shard.shape));
+    return nullptr;
+  };
+  for (size_t k = 0; k < session->localRanks.size(); ++k) {
+    int64_t rank = session->localRanks[k];
+    for (int32_t i = 0; i < f.numArgs; ++i)
+      if (tprt_status status = take("input", rank, i, f.args[i],
+                                    inputs[k * f.numArgs + i]))
+        return status;
+    for (int32_t i = 0; i < f.numResults; ++i)
+      if (tprt_status status = take("result", rank, i, f.results[i],
+                                    outputs[k * f.numResults + i]))
+        return status;
+  }
+  return nullptr;
+}
+
+tprt_status runShards(tprt_session *session, const tprt_program *program,
+                      int32_t function, const tprt_host_tensor *inputs,
+                      int32_t num_inputs, tprt_host_tensor *outputs,
+                      int32_t num_outputs) {
+  std::shared_ptr<RunState> state;
+  if (tprt_status status = prepareRun(session, program, function, num_inputs,
+                                      num_outputs, /*shards=*/true, state))
+    return status;
+  const Function &f = program->functions[function];
+  state->zeroResults = true;
+  // The results are in the caller's shards; none are kept.
+  session->localResults.clear();
+  tprt_status bad = takeShards(session, f, inputs, outputs, *state);
+  if (!state->world->processes()) {
+    if (bad)
+      return bad;
+    return runRankThreads(session, program, f, state);
+  }
+
+  // One rank a process: every process checked its own shards; all refuse
+  // together when one did, then each runs its rank, and every process gets
+  // every rank's status and figures.
+  Processes &procs = *state->world->processes();
+  int64_t me = procs.rank(), numRanks = procs.size();
+  if (tprt_status s = checkSameProgram(procs, program, function)) {
+    tprt_status_free(bad);
+    return s;
+  }
+  std::vector<Header> checks(static_cast<size_t>(numRanks));
+  Header mine;
+  mine.set(bad);
+  tprt_status_free(bad);
+  if (tprt_status s = procs.allGather(&mine, sizeof(Header), checks.data()))
+    return s;
+  for (int64_t r = 0; r < numRanks; ++r)
+    if (checks[r].code != TPRT_OK) {
+      checks[r].message[sizeof(checks[r].message) - 1] = 0;
+      return error(static_cast<tprt_code>(checks[r].code), "rank ", r,
+                   " refused the run: ", checks[r].message);
+    }
+  tprt_status status = runRank(*state, f.entry, me);
+  ResultHeader result;
+  result.status.set(status);
+  tprt_status_free(status);
+  result.profile = state->profiles[me];
+  result.stats = state->stats[me];
+  result.seconds = state->seconds[me];
+  std::vector<ResultHeader> all(static_cast<size_t>(numRanks));
+  if (tprt_status s = procs.allGather(&result, sizeof(result), all.data()))
+    return s;
+  std::vector<tprt_status> statuses(static_cast<size_t>(numRanks), nullptr);
+  for (int64_t r = 0; r < numRanks; ++r) {
+    state->profiles[r] = all[r].profile;
+    state->stats[r] = all[r].stats;
+    state->seconds[r] = all[r].seconds;
+    if (all[r].status.code != TPRT_OK) {
+      all[r].status.message[sizeof(all[r].status.message) - 1] = 0;
+      statuses[r] = error(static_cast<tprt_code>(all[r].status.code),
+                          all[r].status.message);
+    }
+  }
+  session->stats = state->stats;
+  session->seconds = state->seconds;
+  session->profiles = state->profiles;
+  session->deviceProfiles.clear();
+  tprt_status failure = takeRootCause(statuses, nullptr);
+  for (tprt_status st : statuses)
+    tprt_status_free(st);
+  return failure;
+}
+
 } // namespace
 
 extern "C" {
@@ -816,6 +970,32 @@ tprt_status tprt_session_run(tprt_session *session, const tprt_program *program,
   } catch (const std::exception &e) {
     return error(TPRT_INTERNAL, "run: ", e.what());
   }
+}
+
+tprt_status tprt_session_run_shards(tprt_session *session,
+                                    const tprt_program *program,
+                                    int32_t function,
+                                    const tprt_host_tensor *inputs,
+                                    int32_t num_inputs,
+                                    tprt_host_tensor *outputs,
+                                    int32_t num_outputs) {
+  try {
+    return runShards(session, program, function, inputs, num_inputs, outputs,
+                     num_outputs);
+  } catch (const std::exception &e) {
+    return error(TPRT_INTERNAL, "run: ", e.what());
+  }
+}
+
+int64_t tprt_session_num_local_ranks(const tprt_session *session) {
+  return session ? static_cast<int64_t>(session->localRanks.size()) : 0;
+}
+
+int64_t tprt_session_local_rank(const tprt_session *session, int64_t index) {
+  if (!session || index < 0 ||
+      index >= static_cast<int64_t>(session->localRanks.size()))
+    return -1;
+  return session->localRanks[index];
 }
 
 tprt_status tprt_session_local_result(const tprt_session *session, int64_t rank,

@@ -89,6 +89,7 @@ struct Options {
   bool commGiven = false;
   bool cuda = false; // --backend cuda
   int repeat = 1;
+  bool shardsInPlace = false;
   bool allEntries = false;
   std::string tpCompile;
   std::string reference; // --reference: the model --verify compares with
@@ -135,6 +136,17 @@ const char *kHelp =
     "                               (CUDA events) of kernels, GEMMs,\n"
     "                               collectives and copies\n"
     "  --repeat N                   run N times, print the best wall time\n"
+    "  --shards-in-place            the --repeat runs read each device's\n"
+    "                               input shards cut once before the first\n"
+    "                               and leave results as shards (as an\n"
+    "                               embedding program with placed weights\n"
+    "                               does: tprt_session_run_shards); the wall\n"
+    "                               time is the run alone. Every process\n"
+    "                               reads the inputs. Results, --verify and\n"
+    "                               --profile come from one more run on the\n"
+    "                               global inputs, which the in-place\n"
+    "                               results are checked against where this\n"
+    "                               process drives every rank\n"
     "  --sequence-parallel          compile with --tp-spmd's "
     "sequence-parallel\n"
     "  --replicate-open-boundaries  compile with --tp-spmd's\n"
@@ -253,6 +265,8 @@ Options parse(int argc, char **argv) {
       o.allEntries = true;
     } else if (a == "--repeat") {
       o.repeat = static_cast<int>(integer(i, a, 1, 1000000));
+    } else if (a == "--shards-in-place") {
+      o.shardsInPlace = true;
     } else if (a == "--sequence-parallel" ||
                a == "--replicate-open-boundaries" || a == "--auto-plan" ||
                a == "--search" || a == "--search=false" ||
@@ -681,6 +695,103 @@ RunResult run(const Options &o, const std::string &comm,
   return r;
 }
 
+/// What --shards-in-place measured: the best wall time of the runs on
+/// shards in place and the ranks' program time in it, and (where this
+/// process drives every rank) the results gathered from the last run's
+/// shards.
+struct InPlaceRuns {
+  double best = 1e300, bestCpu = 0;
+  std::vector<Array> outputs; // empty when not every rank is here
+};
+
+/// --shards-in-place: every local rank's shard of each input cut once, then
+/// o.repeat runs of tprt_session_run_shards on them.
+InPlaceRuns runInPlace(const Options &o, const tprt_program *program,
+                       int32_t function, const std::vector<Array> &inputs) {
+  const tprt_mesh *mesh = tprt_program_mesh(program, function);
+  tprt_session_options options = TPRT_SESSION_OPTIONS_INIT;
+  options.timeout_ms = o.timeoutMs;
+  options.backend = o.comm.c_str();
+  tprt_session *session = nullptr;
+  if (tprt_status s = tprt_session_create(mesh, &options, &session))
+    failStatus("cannot create a session", s);
+  int64_t numLocal = tprt_session_num_local_ranks(session);
+  int32_t numArgs = tprt_program_num_args(program, function);
+  int32_t numResults = tprt_program_num_results(program, function);
+  // A shard: the tensor's dtype and rank, its shard shape, its bytes.
+  auto shardOf = [&](const tprt_tensor_info &info) {
+    Array a;
+    a.dtype = info.dtype;
+    int64_t local[TPRT_MAX_TENSOR_RANK];
+    tprt_shard_shape(mesh, &info.sharding, info.shape, local);
+    a.shape.assign(local, local + info.rank);
+    a.bytes.resize(static_cast<size_t>(a.numElements()) *
+                   tprt_dtype_size(info.dtype));
+    return a;
+  };
+  std::vector<Array> in, out;
+  for (int64_t k = 0; k < numLocal; ++k) {
+    int64_t rank = tprt_session_local_rank(session, k);
+    for (int32_t i = 0; i < numArgs; ++i) {
+      const tprt_tensor_info &info = *tprt_program_arg(program, function, i);
+      in.push_back(shardOf(info));
+      if (tprt_status s = tprt_scatter_shard(
+              mesh, &info.sharding, info.shape, info.dtype,
+              inputs[i].bytes.data(), rank, in.back().bytes.data()))
+        failStatus("cannot cut the input shards", s);
+    }
+    for (int32_t i = 0; i < numResults; ++i)
+      out.push_back(shardOf(*tprt_program_result(program, function, i)));
+  }
+  std::vector<tprt_host_tensor> inViews, outViews;
+  for (Array &a : in)
+    inViews.push_back(a.view());
+  for (Array &a : out)
+    outViews.push_back(a.view());
+  InPlaceRuns r;
+  for (int rep = 0; rep < o.repeat; ++rep) {
+    auto start = std::chrono::steady_clock::now();
+    if (tprt_status s = tprt_session_run_shards(
+            session, program, function, inViews.data(),
+            static_cast<int32_t>(inViews.size()), outViews.data(),
+            static_cast<int32_t>(outViews.size())))
+      failStatus("the run on shards in place failed", s);
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    if (seconds >= r.best)
+      continue;
+    r.best = seconds;
+    r.bestCpu = 0;
+    for (int64_t rank = 0; rank < tprt_mesh_num_devices(mesh); ++rank) {
+      tprt_comm_stats stats;
+      double rankSeconds = 0;
+      if (!tprt_session_stats(session, rank, &stats, &rankSeconds))
+        r.bestCpu += rankSeconds;
+    }
+  }
+  if (numLocal == tprt_mesh_num_devices(mesh)) {
+    for (int32_t i = 0; i < numResults; ++i) {
+      const tprt_tensor_info &info = *tprt_program_result(program, function, i);
+      Array global;
+      global.dtype = info.dtype;
+      global.shape.assign(info.shape, info.shape + info.rank);
+      global.bytes.resize(static_cast<size_t>(global.numElements()) *
+                          tprt_dtype_size(info.dtype));
+      std::vector<const void *> shards;
+      for (int64_t k = 0; k < numLocal; ++k)
+        shards.push_back(out[k * numResults + i].bytes.data());
+      if (tprt_status s =
+              tprt_gather_shards(mesh, &info.sharding, info.shape, info.dtype,
+                                 shards.data(), global.bytes.data()))
+        failStatus("cannot gather the results in place", s);
+      r.outputs.push_back(std::move(global));
+    }
+  }
+  tprt_session_destroy(session);
+  return r;
+}
+
 /// Steps 2-5 for one function of the program; returns its exit code.
 int runOne(const Options &o, tprt_program *program, int32_t function,
            const std::string &reference, bool allEntries) {
@@ -689,7 +800,7 @@ int runOne(const Options &o, tprt_program *program, int32_t function,
 
   // 2. Inputs, checked before anything runs.
   std::vector<Array> inputs;
-  if (!isRoot()) {
+  if (!isRoot() && !o.shardsInPlace) {
     // Rank 0 reads the inputs and sends each process its shards.
     for (int32_t i = 0; i < numArgs; ++i) {
       const tprt_tensor_info *info = tprt_program_arg(program, function, i);
@@ -740,8 +851,11 @@ int runOne(const Options &o, tprt_program *program, int32_t function,
   if (o.verify && isRoot())
     pristine = inputs;
   double best = 1e300, bestCpu = 0;
+  std::optional<InPlaceRuns> inPlace;
+  if (o.shardsInPlace)
+    inPlace = runInPlace(o, program, function, inputs);
   RunResult result;
-  for (int rep = 0; rep < o.repeat; ++rep) {
+  for (int rep = 0; rep < (inPlace ? 1 : o.repeat); ++rep) {
     if (result.session)
       tprt_session_destroy(result.session);
     auto start = std::chrono::steady_clock::now();
@@ -783,10 +897,31 @@ int runOne(const Options &o, tprt_program *program, int32_t function,
                              static_cast<int32_t>(a.shape.size()))
               << " sum " << sum << "\n";
   }
-  if (o.repeat > 1)
+  if (inPlace)
+    std::printf("best of %d runs: %.3f ms wall (shards in place: run only); "
+                "the ranks' programs took %.3f ms together\n",
+                o.repeat, inPlace->best * 1e3, inPlace->bestCpu * 1e3);
+  else if (o.repeat > 1)
     std::printf("best of %d runs: %.3f ms wall (scatter, run, gather); the "
                 "ranks' programs took %.3f ms together\n",
                 o.repeat, best * 1e3, bestCpu * 1e3);
+  int exitCode = 0;
+  // The runs in place against the run on global inputs: the same results
+  // (to rounding where --verify split pending-sum inputs into other terms).
+  for (size_t i = 0; inPlace && i < inPlace->outputs.size(); ++i) {
+    const Array &got = inPlace->outputs[i], &want = result.outputs[i];
+    Comparison c = compare(got.dtype, got.bytes.data(), want.bytes.data(),
+                           got.numElements());
+    std::printf("shards in place: result #%zu against the run on global "
+                "inputs: %s: %s\n",
+                i,
+                c.describe(got.shape.data(),
+                           static_cast<int32_t>(got.shape.size()))
+                    .c_str(),
+                c.pass() ? "PASS" : "FAIL");
+    if (!c.pass())
+      exitCode = 1;
+  }
   if (o.profile) {
     // Time by kind of op, summed over ranks: GEMMs (OpenBLAS), each kind of
     // collective, and the rest of the compiled program (loops).
@@ -833,7 +968,6 @@ int runOne(const Options &o, tprt_program *program, int32_t function,
   }
 
   // 4. The unsharded reference.
-  int exitCode = 0;
   if (o.verify) {
     tprt_program *ref = nullptr;
     if (tprt_status s = tprt_program_load(reference.c_str(), &ref))

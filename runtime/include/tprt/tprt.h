@@ -619,6 +619,33 @@ TPRT_API tprt_status tprt_session_run(
     tprt_session *session, const tprt_program *program, int32_t function,
     const tprt_host_tensor *inputs, int32_t num_inputs,
     tprt_host_tensor *outputs, int32_t num_outputs);
+/* The mesh's ranks this process drives, ascending: every rank on a world in
+ * one process ("local", a GPU world), its own rank under "mpi". */
+TPRT_API int64_t tprt_session_num_local_ranks(const tprt_session *session);
+/* The `index`-th local rank; -1 when out of range. */
+TPRT_API int64_t tprt_session_local_rank(const tprt_session *session,
+                                         int64_t index);
+/* For embedding: runs `function` on shards the caller already holds, with no
+ * scatter and no gather. `inputs[k * A + i]` (A: the function's argument
+ * count) is the k-th local rank's shard of input i, and `outputs[k * R + i]`
+ * (R: its result count) is where that rank writes its shard of result i:
+ * num_inputs = local ranks x A, num_outputs = local ranks x R. Each has the
+ * tensor's dtype and the shard shape tprt_shard_shape gives for its sharding
+ * (checked); a pending-sum input's shard is the rank's term of the sum.
+ * Inputs are read in place and never written, so shards cut once
+ * (tprt_scatter_shard) serve every run: weights stay placed, as with
+ * jax.device_put or DTensor parameters. Results are zeroed, then written.
+ * The shards are host memory: on a GPU world each rank copies its inputs to
+ * its device and its results back, every run. On a world spread over
+ * processes every process calls this with the same program and function and
+ * its own rank's shards; every process returns the root cause of a failure
+ * on any rank, and has every rank's statistics and profile. Failures and
+ * timeouts are as for tprt_session_run; tprt_session_local_result has
+ * nothing after such a run (the results are the caller's). */
+TPRT_API tprt_status tprt_session_run_shards(
+    tprt_session *session, const tprt_program *program, int32_t function,
+    const tprt_host_tensor *inputs, int32_t num_inputs,
+    tprt_host_tensor *outputs, int32_t num_outputs);
 /* After a successful run: device `rank`'s own copy of result `index` (its
  * shard, of the shape tprt_shard_shape gives for the result's sharding),
  * valid until the next run or tprt_session_destroy. The gathered result reads
