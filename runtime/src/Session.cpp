@@ -872,8 +872,8 @@ tprt_status takeShards(const tprt_session *session, const Function &f,
   for (size_t k = 0; k < session->localRanks.size(); ++k) {
     int64_t rank = session->localRanks[k];
     for (int32_t i = 0; i < f.numArgs; ++i)
-      if (tprt_status status = take("input", rank, i, f.args[i],
-                                    inputs[k * f.numArgs + i]))
+      if (tprt_status status =
+              take("input", rank, i, f.args[i], inputs[k * f.numArgs + i]))
         return status;
     for (int32_t i = 0; i < f.numResults; ++i)
       if (tprt_status status = take("result", rank, i, f.results[i],
@@ -972,13 +972,11 @@ tprt_status tprt_session_run(tprt_session *session, const tprt_program *program,
   }
 }
 
-tprt_status tprt_session_run_shards(tprt_session *session,
-                                    const tprt_program *program,
-                                    int32_t function,
-                                    const tprt_host_tensor *inputs,
-                                    int32_t num_inputs,
-                                    tprt_host_tensor *outputs,
-                                    int32_t num_outputs) {
+tprt_status
+tprt_session_run_shards(tprt_session *session, const tprt_program *program,
+                        int32_t function, const tprt_host_tensor *inputs,
+                        int32_t num_inputs, tprt_host_tensor *outputs,
+                        int32_t num_outputs) {
   try {
     return runShards(session, program, function, inputs, num_inputs, outputs,
                      num_outputs);

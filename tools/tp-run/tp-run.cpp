@@ -735,9 +735,9 @@ InPlaceRuns runInPlace(const Options &o, const tprt_program *program,
     for (int32_t i = 0; i < numArgs; ++i) {
       const tprt_tensor_info &info = *tprt_program_arg(program, function, i);
       in.push_back(shardOf(info));
-      if (tprt_status s = tprt_scatter_shard(
-              mesh, &info.sharding, info.shape, info.dtype,
-              inputs[i].bytes.data(), rank, in.back().bytes.data()))
+      if (tprt_status s = tprt_scatter_shard(mesh, &info.sharding, info.shape,
+                                             info.dtype, inputs[i].bytes.data(),
+                                             rank, in.back().bytes.data()))
         failStatus("cannot cut the input shards", s);
     }
     for (int32_t i = 0; i < numResults; ++i)
@@ -912,13 +912,13 @@ int runOne(const Options &o, tprt_program *program, int32_t function,
     const Array &got = inPlace->outputs[i], &want = result.outputs[i];
     Comparison c = compare(got.dtype, got.bytes.data(), want.bytes.data(),
                            got.numElements());
-    std::printf("shards in place: result #%zu against the run on global "
-                "inputs: %s: %s\n",
-                i,
-                c.describe(got.shape.data(),
-                           static_cast<int32_t>(got.shape.size()))
-                    .c_str(),
-                c.pass() ? "PASS" : "FAIL");
+    std::printf(
+        "shards in place: result #%zu against the run on global "
+        "inputs: %s: %s\n",
+        i,
+        c.describe(got.shape.data(), static_cast<int32_t>(got.shape.size()))
+            .c_str(),
+        c.pass() ? "PASS" : "FAIL");
     if (!c.pass())
       exitCode = 1;
   }
