@@ -7,11 +7,14 @@
 // A run on the session's backend makes a fresh world. With every rank in
 // this process it:
 //  1. checks the inputs and outputs against the manifest;
-//  2. cuts each rank's shard of every input (tprt_scatter_shard) and gives it
-//     a zeroed buffer per result; a shard that is one contiguous run of the
-//     caller's tensor (whole, or split along its leading dimension) is read
-//     there instead, for the program never writes its inputs (manifest
-//     version 4: its arguments are bufferized read-only);
+//  2. gives each rank a buffer per input shard and a zeroed buffer per
+//     result; a shard that is one contiguous run of the caller's tensor
+//     (whole, or split along its leading dimension) is read there instead,
+//     for the program never writes its inputs (manifest version 4: its
+//     arguments are bufferized read-only). Each rank cuts its other shards
+//     (tprt_scatter_shard) on its own thread before it runs, in parallel
+//     with the others (here, before the threads start, when pending sums
+//     are split into random terms: that needs every member's shard);
 //  3. starts one thread per rank, each calling the function's entry point
 //     with its rank context;
 //  4. waits for the ranks; one still computing `timeout_ms` after another
@@ -234,6 +237,12 @@ struct RunState {
   /// The results are the caller's shards (tprt_session_run_shards): each
   /// rank zeroes its own before it runs, as makeShards does for its buffers.
   bool zeroResults = false;
+  /// Inputs each rank cuts from the caller's tensors itself, on its thread,
+  /// before it runs (tprt_scatter_shard into its buffer): the ranks' copies
+  /// proceed in parallel. Empty where makeShards cut them.
+  std::vector<std::vector<int32_t>> rankScatters;
+  const Function *function = nullptr;
+  const tprt_host_tensor *inputs = nullptr;
 
   std::mutex mutex;
   std::condition_variable cv;
@@ -250,6 +259,14 @@ tprt_status runRank(RunState &s, EntryFn entry, int64_t rank) {
     return status;
   DeviceRanks *device = s.world->device();
   tprt_rank_context *ctx = nullptr;
+  if (!s.rankScatters.empty())
+    for (int32_t i : s.rankScatters[rank]) {
+      const tprt_tensor_info &info = s.function->args[i];
+      if (tprt_status status = tprt_scatter_shard(
+              &s.function->mesh, &info.sharding, info.shape, info.dtype,
+              s.inputs[i].data, rank, s.pointers[rank][i]))
+        return status;
+    }
   std::vector<void *> pointers = s.pointers[rank];
   if (s.zeroResults)
     for (size_t i = s.numInputs; i < pointers.size(); ++i)
@@ -386,7 +403,8 @@ namespace {
 /// (`state`'s buffers, pointers and sizes): inputs scattered by their
 /// shardings (where `borrow` and a shard is one contiguous run of the
 /// caller's tensor, the rank reads it there: the program never writes its
-/// inputs), results zeroed.
+/// inputs; with `borrow` the other shards are cut by each rank on its own
+/// thread, `state.rankScatters`), results zeroed.
 tprt_status makeShards(const tprt_session *session, const Function &f,
                        const tprt_host_tensor *inputs, int32_t num_inputs,
                        const tprt_host_tensor *outputs, int32_t num_outputs,
@@ -399,6 +417,16 @@ tprt_status makeShards(const tprt_session *session, const Function &f,
       return status;
   int64_t numRanks = tprt_mesh_num_devices(&f.mesh);
   auto &buffers = state.buffers;
+  // The ranks cut their own shards in parallel, unless pending sums are to
+  // be split into random terms below (that needs every member's shard).
+  bool splitsTerms = false;
+  for (int32_t i = 0; i < num_inputs; ++i)
+    splitsTerms |= session->partialSeed && f.args[i].sharding.partial.count;
+  if (borrow && !splitsTerms) {
+    state.rankScatters.assign(static_cast<size_t>(numRanks), {});
+    state.function = &f;
+    state.inputs = inputs;
+  }
   for (int64_t rank = 0; rank < numRanks; ++rank) {
     for (int32_t i = 0; i < num_inputs; ++i) {
       const tprt_tensor_info &info = f.args[i];
@@ -417,6 +445,10 @@ tprt_status makeShards(const tprt_session *session, const Function &f,
       }
       buffers[rank].emplace_back(bytes);
       state.pointers[rank].push_back(buffers[rank].back().data());
+      if (!state.rankScatters.empty()) {
+        state.rankScatters[rank].push_back(i);
+        continue;
+      }
       if (tprt_status status = tprt_scatter_shard(
               &f.mesh, &info.sharding, info.shape, info.dtype, inputs[i].data,
               rank, buffers[rank].back().data()))
