@@ -255,7 +255,8 @@ def main():
     out.append("  %half = arith.constant 0.5 : f32")
     out.append(f"  %inv_e = arith.constant {1.0 / E!r} : f32")
     out.append("  %eps = arith.constant 1.0e-05 : f32")
-    out.append(f"  %scale = arith.constant {1.0 / (E // H) ** 0.5!r} : f32")
+    if attention:  # the scores' scale; MLP-only stacks would not use it
+        out.append(f"  %scale = arith.constant {1.0 / (E // H) ** 0.5!r} : f32")
     out.append("  %gelu_c = arith.constant 0.044715 : f32")
     out.append("  %gelu_k = arith.constant 0.7978846 : f32")
     x = "%x"

@@ -1,0 +1,33 @@
+// RUN: tp-opt %s --tp-canonicalize --split-input-file | FileCheck %s
+
+// The pass manager verifies after a pass only when the pass changed the IR.
+// Shown with IR that does not verify (its check skipped on parsing): after an
+// unchanged sweep nothing verifies it; after a changing one the verifier
+// finds it. Upstream's --canonicalize counts as a change either way.
+// RUN: tp-opt %S/Inputs/unverified-unchanged.mlir --mlir-very-unsafe-disable-verifier-on-parsing --tp-canonicalize --mlir-print-op-generic -o /dev/null
+// RUN: not tp-opt %S/Inputs/unverified-changed.mlir --mlir-very-unsafe-disable-verifier-on-parsing --tp-canonicalize -o /dev/null 2>&1 | FileCheck %s --check-prefix=CHANGED
+// RUN: not tp-opt %S/Inputs/unverified-unchanged.mlir --mlir-very-unsafe-disable-verifier-on-parsing --canonicalize -o /dev/null 2>&1 | FileCheck %s --check-prefix=CHANGED
+// CHANGED: 'tp.shardings' has 2 entries but the op has 1 results
+
+// Tests that one sweep folds: a dead constant goes, and a constant used in a
+// body is hoisted out of it.
+
+// CHECK-LABEL: func.func @fold
+// CHECK-NOT: 2.500000e-01
+// CHECK: %[[C:.*]] = arith.constant 2.000000e+00 : f32
+// CHECK: linalg.generic
+// CHECK-NEXT: ^bb0(%[[IN:.*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT: arith.mulf %[[IN]], %[[C]] : f32
+func.func @fold(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %unused = arith.constant 0.25 : f32
+  %e = tensor.empty() : tensor<4xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                       iterator_types = ["parallel"]}
+      ins(%x : tensor<4xf32>) outs(%e : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %c = arith.constant 2.0 : f32
+    %m = arith.mulf %in, %c : f32
+    linalg.yield %m : f32
+  } -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
