@@ -479,6 +479,32 @@ def EmulateGPULaunchesPass
   ];
 }
 
+def ExpandArithPass : Pass<"tp-expand-arith"> {
+  let summary = "Expands the arith ops LLVM has no instruction for, keeping float minimum and maximum";
+  let description = [{
+    `arith-expand-ops` without its float minimum/maximum expansion: ceil and
+    floor division become plain divisions with corrections, and bf16
+    `extf`/`truncf` and scaling `extf`/`truncf` become integer bit
+    manipulation, but `maximumf`, `minimumf`, `maxnumf` and `minnumf` stay,
+    for the LLVM lowering's `llvm.maximum`/`llvm.maxnum` intrinsics. Expanded
+    into compares and selects that keep NaN semantics, a max reduction (a
+    softmax's row maximum) stays a scalar loop; as intrinsics LLVM
+    vectorizes it (`llvm.vector.reduce.fmax`), and NVPTX has instructions
+    for them. Part of the CPU and CUDA lowerings, after the f16/bf16
+    emulation.
+
+    Example:
+
+    ```mlir
+    %q = arith.ceildivsi %a, %b : i64
+    %m = arith.maxnumf %x, %y : f32
+    ```
+
+    becomes divisions, compares and selects for `%q`; `%m` stays.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def CallRuntimeThroughTablePass
     : Pass<"tp-call-runtime-through-table", "::mlir::ModuleOp"> {
   let summary = "Calls to tprt_rt_* load the function from the rank context's table instead of naming a runtime symbol";

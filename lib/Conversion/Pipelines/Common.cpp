@@ -75,9 +75,8 @@ void mlir::tp::addNarrowFloatEmulationPasses(OpPassManager &pm) {
   emulate.targetTypeStr = "f32";
   pm.addPass(arith::createArithEmulateUnsupportedFloats(emulate));
   pm.addPass(math::createMathExtendToSupportedTypes());
-  arith::ArithExpandOpsPassOptions expand;
-  expand.includeBf16 = true;
-  pm.addPass(arith::createArithExpandOpsPass(expand));
+  // Float minimum/maximum stay for LLVM's intrinsics (vectorized reductions).
+  pm.addPass(createExpandArithPass());
 }
 
 void mlir::tp::addHostToLLVMPasses(OpPassManager &pm) {
