@@ -264,8 +264,11 @@ tprt_status runRank(RunState &s, EntryFn entry, int64_t rank) {
       const tprt_tensor_info &info = s.function->args[i];
       if (tprt_status status = tprt_scatter_shard(
               &s.function->mesh, &info.sharding, info.shape, info.dtype,
-              s.inputs[i].data, rank, s.pointers[rank][i]))
+              s.inputs[i].data, rank, s.pointers[rank][i])) {
+        // The others must not wait for this rank in their collectives.
+        comm->abort(status);
         return status;
+      }
     }
   std::vector<void *> pointers = s.pointers[rank];
   if (s.zeroResults)
