@@ -402,6 +402,18 @@ void tprt_session_destroy(tprt_session *session) { delete session; }
 
 namespace {
 
+/// The caller's arrays of tensors exist where they have entries.
+tprt_status checkArrays(const tprt_host_tensor *inputs, int32_t num_inputs,
+                        const tprt_host_tensor *outputs, int32_t num_outputs) {
+  if (num_inputs > 0 && !inputs)
+    return error(TPRT_INVALID_ARGUMENT, "inputs is null but num_inputs is ",
+                 num_inputs);
+  if (num_outputs > 0 && !outputs)
+    return error(TPRT_INVALID_ARGUMENT, "outputs is null but num_outputs is ",
+                 num_outputs);
+  return nullptr;
+}
+
 /// Checks the inputs and outputs against `f` and makes every rank's buffers
 /// (`state`'s buffers, pointers and sizes): inputs scattered by their
 /// shardings (where `borrow` and a shard is one contiguous run of the
@@ -412,6 +424,9 @@ tprt_status makeShards(const tprt_session *session, const Function &f,
                        const tprt_host_tensor *inputs, int32_t num_inputs,
                        const tprt_host_tensor *outputs, int32_t num_outputs,
                        bool borrow, RunState &state) {
+  if (tprt_status status =
+          checkArrays(inputs, num_inputs, outputs, num_outputs))
+    return status;
   for (int32_t i = 0; i < num_inputs; ++i)
     if (tprt_status status = checkTensor("input", i, f.args[i], inputs[i]))
       return status;
@@ -904,7 +919,12 @@ tprt_status takeShards(const tprt_session *session, const Function &f,
     state.sizes[rank].push_back(bytesOf(shard, shard.shape));
     return nullptr;
   };
-  for (size_t k = 0; k < session->localRanks.size(); ++k) {
+  size_t local = session->localRanks.size();
+  if (tprt_status status =
+          checkArrays(inputs, static_cast<int32_t>(local * f.numArgs), outputs,
+                      static_cast<int32_t>(local * f.numResults)))
+    return status;
+  for (size_t k = 0; k < local; ++k) {
     int64_t rank = session->localRanks[k];
     for (int32_t i = 0; i < f.numArgs; ++i)
       if (tprt_status status =

@@ -125,6 +125,9 @@ def main():
     missing = (HostTensor * len(out_shards))(*sout)
     missing[len(out_shards) - 1] = host(results[-1], shard_shape(results[-1]), None)
     refused(sin, len(in_shards), missing, len(out_shards))
+    refused(None, len(in_shards), sout, len(out_shards))
+    status = rt.tprt_session_run(session, program, 0, ins, len(args), None, len(results))
+    print("run refused:", message(status) if status else "NOT REFUSED")
     rt.tprt_session_destroy(session)
     rt.tprt_program_destroy(program)
 
