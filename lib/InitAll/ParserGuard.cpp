@@ -20,11 +20,11 @@
 
 #include "tp/ParserGuard.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <cctype>
 #include <cstdint>
 
 using namespace mlir::tp;
@@ -32,12 +32,9 @@ using llvm::StringRef;
 
 namespace {
 
-bool isIdStart(char c) {
-  return std::isalpha(static_cast<unsigned char>(c)) || c == '_';
-}
+bool isIdStart(char c) { return llvm::isAlpha(c) || c == '_'; }
 bool isIdChar(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$' ||
-         c == '.';
+  return llvm::isAlnum(c) || c == '_' || c == '$' || c == '.';
 }
 
 class Scanner {
@@ -66,7 +63,7 @@ public:
         lastPunct = 0;
         continue;
       }
-      if (std::isdigit(static_cast<unsigned char>(c))) {
+      if (llvm::isDigit(c)) {
         while (pos < text.size() && (isIdChar(text[pos])))
           ++pos;
         lastPunct = 0;
@@ -177,14 +174,12 @@ private:
       ++pos;
       skipTrivia();
     }
-    if (pos >= text.size() ||
-        !std::isdigit(static_cast<unsigned char>(text[pos])))
+    if (pos >= text.size() || !llvm::isDigit(text[pos]))
       return "expected an integer";
     size_t start = pos;
     unsigned radix = 10;
     if (text[pos] == '0' && pos + 1 < text.size() && text[pos + 1] == 'x') {
-      if (pos + 2 >= text.size() ||
-          !std::isxdigit(static_cast<unsigned char>(text[pos + 2])))
+      if (pos + 2 >= text.size() || !llvm::isHexDigit(text[pos + 2]))
         return "expected an integer ('0x' without hexadecimal digits)";
       radix = 16;
       pos += 2;
@@ -192,13 +187,11 @@ private:
     // The magnitude, saturated past 2^64.
     uint64_t magnitude = 0;
     bool overflow = false;
-    while (pos < text.size() &&
-           (radix == 16
-                ? std::isxdigit(static_cast<unsigned char>(text[pos]))
-                : std::isdigit(static_cast<unsigned char>(text[pos])))) {
+    while (pos < text.size() && (radix == 16 ? llvm::isHexDigit(text[pos])
+                                             : llvm::isDigit(text[pos]))) {
       char c = text[pos];
       unsigned digit =
-          std::isdigit(static_cast<unsigned char>(c))
+          llvm::isDigit(c)
               ? c - '0'
               : std::tolower(static_cast<unsigned char>(c)) - 'a' + 10;
       if (magnitude > (UINT64_MAX - digit) / radix)
