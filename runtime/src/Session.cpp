@@ -625,6 +625,18 @@ tprt_status prepareRun(tprt_session *session, const tprt_program *program,
   return nullptr;
 }
 
+/// The run's figures (every rank's statistics, seconds and profile, and
+/// with `device` the GPU ranks' device profiles) become the session's.
+void keepFigures(tprt_session *session, const RunState &state, bool device) {
+  session->stats = state.stats;
+  session->seconds = state.seconds;
+  session->profiles = state.profiles;
+  if (device)
+    session->deviceProfiles = state.deviceProfiles;
+  else
+    session->deviceProfiles.clear();
+}
+
 /// Steps 3 and 4 with every rank in this process, its buffers made: each
 /// rank on its thread, then the wait, the session's figures, and the root
 /// cause of a failure (null when every rank succeeded).
@@ -688,13 +700,7 @@ tprt_status runRankThreads(tprt_session *session, const tprt_program *program,
           "collective); abandoned, still running";
     return error(TPRT_TIMEOUT, os.str());
   }
-  session->stats = state->stats;
-  session->seconds = state->seconds;
-  session->profiles = state->profiles;
-  if (state->deviceTiming && state->world->device())
-    session->deviceProfiles = state->deviceProfiles;
-  else
-    session->deviceProfiles.clear();
+  keepFigures(session, *state, state->deviceTiming && state->world->device());
   return takeRootCause(state->statuses, nullptr);
 }
 
@@ -759,6 +765,13 @@ struct Header {
     if (status)
       std::strncpy(message, tprt_status_message(status), sizeof(message) - 1);
   }
+  /// The status it carries, its message after `prefix`; null when OK.
+  tprt_status get(const std::string &prefix = std::string()) {
+    if (code == TPRT_OK)
+      return nullptr;
+    message[sizeof(message) - 1] = 0;
+    return error(static_cast<tprt_code>(code), prefix, message);
+  }
 };
 struct ResultHeader {
   Header status;
@@ -814,11 +827,8 @@ tprt_status runDistributed(tprt_session *session, const tprt_program *program,
     Header header;
     if (tprt_status s = procs.receive(0, &header, sizeof(header)))
       return s;
-    if (header.code != TPRT_OK) {
-      header.message[sizeof(header.message) - 1] = 0;
-      return error(static_cast<tprt_code>(header.code),
-                   "rank 0 refused the run: ", header.message);
-    }
+    if (tprt_status refused = header.get("rank 0 refused the run: "))
+      return refused;
     for (int32_t i = 0; i < num_inputs; ++i) {
       const tprt_tensor_info &info = f.args[i];
       int64_t local[TPRT_MAX_TENSOR_RANK];
@@ -872,12 +882,8 @@ tprt_status runDistributed(tprt_session *session, const tprt_program *program,
     state->profiles[r] = result.profile;
     state->stats[r] = result.stats;
     state->seconds[r] = result.seconds;
-    if (result.status.code != TPRT_OK) {
-      result.status.message[sizeof(result.status.message) - 1] = 0;
-      statuses[r] = error(static_cast<tprt_code>(result.status.code),
-                          result.status.message);
+    if ((statuses[r] = result.status.get()))
       continue;
-    }
     buffers[r].assign(static_cast<size_t>(num_inputs), {});
     for (int32_t i = 0; i < num_outputs; ++i) {
       const tprt_tensor_info &info = f.results[i];
@@ -889,10 +895,7 @@ tprt_status runDistributed(tprt_session *session, const tprt_program *program,
         break;
     }
   }
-  session->stats = state->stats;
-  session->seconds = state->seconds;
-  session->profiles = state->profiles;
-  session->deviceProfiles.clear();
+  keepFigures(session, *state, /*device=*/false);
   tprt_status failure = takeRootCause(statuses, lost);
   for (tprt_status st : statuses)
     tprt_status_free(st);
@@ -973,11 +976,9 @@ tprt_status runShards(tprt_session *session, const tprt_program *program,
   if (tprt_status s = procs.allGather(&mine, sizeof(Header), checks.data()))
     return s;
   for (int64_t r = 0; r < numRanks; ++r)
-    if (checks[r].code != TPRT_OK) {
-      checks[r].message[sizeof(checks[r].message) - 1] = 0;
-      return error(static_cast<tprt_code>(checks[r].code), "rank ", r,
-                   " refused the run: ", checks[r].message);
-    }
+    if (tprt_status refused =
+            checks[r].get("rank " + std::to_string(r) + " refused the run: "))
+      return refused;
   tprt_status status = runRank(*state, f.entry, me);
   ResultHeader result;
   result.status.set(status);
@@ -993,16 +994,9 @@ tprt_status runShards(tprt_session *session, const tprt_program *program,
     state->profiles[r] = all[r].profile;
     state->stats[r] = all[r].stats;
     state->seconds[r] = all[r].seconds;
-    if (all[r].status.code != TPRT_OK) {
-      all[r].status.message[sizeof(all[r].status.message) - 1] = 0;
-      statuses[r] = error(static_cast<tprt_code>(all[r].status.code),
-                          all[r].status.message);
-    }
+    statuses[r] = all[r].status.get();
   }
-  session->stats = state->stats;
-  session->seconds = state->seconds;
-  session->profiles = state->profiles;
-  session->deviceProfiles.clear();
+  keepFigures(session, *state, /*device=*/false);
   tprt_status failure = takeRootCause(statuses, nullptr);
   for (tprt_status st : statuses)
     tprt_status_free(st);
