@@ -113,11 +113,15 @@ static bool sameStructure(Operation *a, Operation *b,
 const ShardingRule *ShardingRuleCache::get(Operation *op) {
   if (!isa<ShardingRuleOpInterface>(op))
     return nullptr;
+  auto [known, inserted] = byOp.try_emplace(op, nullptr);
+  if (!inserted)
+    return known->second;
   SmallVector<Entry, 1> &bucket = entries[structuralHash(op)];
+  DenseMap<Value, Value> inner;
   for (const Entry &e : bucket) {
-    DenseMap<Value, Value> inner;
+    inner.clear();
     if (sameStructure(e.representative, op, inner, /*nested=*/false))
-      return e.rule;
+      return known->second = e.rule;
   }
   FailureOr<ShardingRule> rule = getShardingRule(op);
   const ShardingRule *stored = nullptr;
@@ -126,13 +130,14 @@ const ShardingRule *ShardingRuleCache::get(Operation *op) {
     stored = &storage.back();
   }
   bucket.push_back({op, stored});
-  return stored;
+  return known->second = stored;
 }
 
 void ShardingRuleCache::forget(Operation *op) {
   op->walk([&](Operation *nested) {
     if (!isa<ShardingRuleOpInterface>(nested))
       return;
+    byOp.erase(nested);
     auto it = entries.find(structuralHash(nested));
     if (it == entries.end())
       return;

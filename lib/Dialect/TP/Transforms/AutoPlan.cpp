@@ -119,11 +119,12 @@ class Planner {
 public:
   Planner(FunctionOpInterface func, MeshOp mesh,
           const PlanConstraints &constraints, const AutoPlanOptions &options,
-          const OpChoices *incumbent)
+          const OpChoices *incumbent, ShardingRuleCache *sharedRules)
       : func(func), mesh(mesh), constraints(constraints), options(options),
         incumbent(incumbent), axes(mesh), decisions(decider, axes),
         attrs(func->getContext(),
-              FlatSymbolRefAttr::get(mesh.getSymNameAttr())) {
+              FlatSymbolRefAttr::get(mesh.getSymNameAttr())),
+        rules(sharedRules ? *sharedRules : ownRules) {
     for (auto [name, size] :
          llvm::zip(mesh.getAxisNames(), mesh.getAxisSizes()))
       if (size > 1)
@@ -195,7 +196,8 @@ private:
   CommunicationCostDecider decider;
   OpDecisions decisions;
   ShardingAttrCache attrs;
-  ShardingRuleCache rules;
+  ShardingRuleCache ownRules;
+  ShardingRuleCache &rules;
 
   std::vector<Node> nodes;
   DenseMap<Value, Source> sources;
@@ -524,27 +526,27 @@ void Planner::foldRepeats() {
   Block &body = func.getFunctionBody().front();
   LayerFinder finder(&body);
   finder.collect();
-  LayerRepeats found = finder.search(kMinLayerOps);
+  // The search checked every repeat it returns against the first: what each
+  // reads from outside comes with it.
+  RepeatExternals checked;
+  LayerRepeats found = finder.search(kMinLayerOps, &checked);
   if (!found.saved())
     return;
   ArrayRef<Operation *> first = finder.repeat(found.start, found.period, 0);
-  llvm::DenseSet<Operation *> inFirst(first.begin(), first.end());
-  SmallVector<Value> externals, others;
-  DenseMap<Value, unsigned> index;
-  finder.collectExternals(first, inFirst, externals, index);
   auto argNumber = [&](Value v) -> int {
     auto arg = dyn_cast<BlockArgument>(v);
     return arg && arg.getOwner() == &body ? arg.getArgNumber() : -1;
   };
+  llvm::DenseSet<Operation *> inOther;
   for (unsigned k = 1; k < found.repeats; ++k) {
     ArrayRef<Operation *> other = finder.repeat(found.start, found.period, k);
-    llvm::DenseSet<Operation *> inOther(other.begin(), other.end());
-    if (!finder.sameRepeat(first, other, inOther, index, others))
-      break;
+    inOther.clear();
+    inOther.insert(other.begin(), other.end());
     for (auto [a, b] : llvm::zip(first, other)) {
       repOps[b] = a;
       mapNested(a, b);
     }
+    ArrayRef<Value> externals = checked.first, others = checked.others[k - 1];
     // A weight of this repeat alone takes the first's place, unless a
     // constraint fixes it to another sharding than the first's.
     for (auto [x, y] : llvm::zip(externals, others)) {
@@ -584,7 +586,42 @@ void Planner::addEdges() {
       reads[operand].push_back({v, static_cast<unsigned>(k), tie});
     }
 
+  // The same value of every repeat of a layer is read alike (the same
+  // source node and result, type and reading nodes): its costs are found
+  // once and counted once per value.
+  struct Group {
+    Value value;
+    unsigned count;
+  };
+  SmallVector<Group> groups;
+  DenseMap<ArrayRef<int64_t>, unsigned> groupOf;
+  llvm::BumpPtrAllocator keyStorage;
+  SmallVector<int64_t, 16> shape;
   for (auto &[value, list] : reads) {
+    shape.clear();
+    auto it = sources.find(value);
+    if (it != sources.end())
+      llvm::append_values(shape, it->second.node, it->second.result);
+    else
+      llvm::append_values(shape, -1, 0);
+    shape.push_back(
+        reinterpret_cast<intptr_t>(value.getType().getAsOpaquePointer()));
+    for (const Read &r : list)
+      llvm::append_values(shape, r.node, r.operand, r.tie);
+    auto found = groupOf.find(ArrayRef<int64_t>(shape));
+    if (found != groupOf.end()) {
+      ++groups[found->second].count;
+      continue;
+    }
+    int64_t *stored = keyStorage.Allocate<int64_t>(shape.size());
+    llvm::copy(shape, stored);
+    groupOf[ArrayRef<int64_t>(stored, shape.size())] = groups.size();
+    groups.push_back({value, 1});
+  }
+
+  for (auto [value, count] : groups) {
+    ArrayRef<Read> list = reads.find(value)->second;
+    double weight = count;
     auto type = cast<RankedTensorType>(value.getType());
     // A value from outside the nodes (a loop's block argument) is whole on
     // every device.
@@ -613,7 +650,8 @@ void Planner::addEdges() {
       if (source && source->node == r.node) {
         for (auto [j, s] : llvm::enumerate(nodes[r.node].strategies))
           if (const std::optional<TensorSharding> &needed = neededBy(r, j))
-            s.communicationSeconds += reshardSeconds(type, madeBy(j), *needed);
+            s.communicationSeconds +=
+                weight * reshardSeconds(type, madeBy(j), *needed);
         continue;
       }
       others.push_back(r);
@@ -630,7 +668,7 @@ void Planner::addEdges() {
       for (unsigned i = 0; i < numFrom; ++i)
         for (unsigned j = 0; j < numTo; ++j)
           if (const std::optional<TensorSharding> &needed = neededBy(r, j)) {
-            double t = reshardSeconds(type, madeBy(i), *needed);
+            double t = weight * reshardSeconds(type, madeBy(i), *needed);
             seconds[i * numTo + j] = t;
             any |= t > 0;
           }
@@ -688,7 +726,7 @@ void Planner::addEdges() {
     for (auto [t, target] : llvm::enumerate(targets)) {
       SmallVector<double> costs;
       for (unsigned i = 0; i < numFrom; ++i)
-        costs.push_back(reshardSeconds(type, madeBy(i), target));
+        costs.push_back(weight * reshardSeconds(type, madeBy(i), target));
       if (llvm::none_of(costs, [](double c) { return c > 0; }))
         continue;
       kept[t] = read.numTargets++;
@@ -1186,10 +1224,12 @@ Planner::Totals Planner::totalsOf(ArrayRef<unsigned> chosen) const {
 
 } // namespace
 
-FailureOr<FunctionPlan> mlir::tp::planFunction(
-    FunctionOpInterface func, MeshOp mesh, const PlanConstraints &constraints,
-    const AutoPlanOptions &options, const OpChoices *incumbent) {
-  return Planner(func, mesh, constraints, options, incumbent).run();
+FailureOr<FunctionPlan>
+mlir::tp::planFunction(FunctionOpInterface func, MeshOp mesh,
+                       const PlanConstraints &constraints,
+                       const AutoPlanOptions &options,
+                       const OpChoices *incumbent, ShardingRuleCache *rules) {
+  return Planner(func, mesh, constraints, options, incumbent, rules).run();
 }
 
 std::optional<double> mlir::tp::parseByteSize(StringRef text) {

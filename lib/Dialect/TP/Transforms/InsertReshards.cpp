@@ -52,10 +52,13 @@ unsigned rankOf(Value v) {
 class ReshardInserter {
 public:
   ReshardInserter(FunctionOpInterface func, MeshOp mesh,
-                  const InsertReshardsPassOptions &options)
+                  const InsertReshardsPassOptions &options,
+                  ShardingRuleCache *sharedRules)
       : func(func), options(options),
         meshRef(FlatSymbolRefAttr::get(mesh.getSymNameAttr())), axes(mesh),
-        decisions(decider, axes), attrCache(func->getContext(), meshRef) {}
+        decisions(decider, axes),
+        ruleCache(sharedRules ? *sharedRules : ownRuleCache),
+        attrCache(func->getContext(), meshRef) {}
 
   LogicalResult run();
   /// The decisions only: every op's choice recorded, the IR left as it is.
@@ -135,8 +138,8 @@ private:
   /// Origin given to producers cloned for the op being finalized.
   StringRef rematerializedFor;
   std::deque<TensorSharding> replicatedByRank;
-  DenseMap<Operation *, const ShardingRule *> rules;
-  ShardingRuleCache ruleCache;
+  ShardingRuleCache ownRuleCache;
+  ShardingRuleCache &ruleCache;
   ShardingAttrCache attrCache;
   llvm::MapVector<std::pair<Value, ShardingAttr>, Value> reshards;
   llvm::BumpPtrAllocator allocator;
@@ -547,7 +550,6 @@ void ReshardInserter::eraseDeadProducers() {
     Operation *op = dead.pop_back_val();
     SmallVector<Value> operands(op->getOperands());
     // Nothing may keep the erased op's address: a new op could get it.
-    op->walk([&](Operation *nested) { rules.erase(nested); });
     ruleCache.forget(op);
     op->erase();
     for (Value operand : operands)
@@ -621,10 +623,7 @@ void ReshardInserter::write() {
 }
 
 const ShardingRule *ReshardInserter::ruleOf(Operation *op) {
-  auto [it, inserted] = rules.try_emplace(op, nullptr);
-  if (inserted)
-    it->second = ruleCache.get(op);
-  return it->second;
+  return ruleCache.get(op);
 }
 
 LogicalResult ReshardInserter::run() {
@@ -667,16 +666,18 @@ struct InsertReshardsPass
 
 LogicalResult mlir::tp::insertReshards(FunctionOpInterface func, MeshOp mesh,
                                        const InsertReshardsPassOptions &options,
-                                       const OpChoices *plan, OpChoices *made) {
-  ReshardInserter inserter(func, mesh, options);
+                                       const OpChoices *plan, OpChoices *made,
+                                       ShardingRuleCache *rules) {
+  ReshardInserter inserter(func, mesh, options, rules);
   inserter.setPlan(plan, made);
   return inserter.run();
 }
 
 LogicalResult mlir::tp::decideReshards(FunctionOpInterface func, MeshOp mesh,
                                        const InsertReshardsPassOptions &options,
-                                       OpChoices &made) {
-  ReshardInserter inserter(func, mesh, options);
+                                       OpChoices &made,
+                                       ShardingRuleCache *rules) {
+  ReshardInserter inserter(func, mesh, options, rules);
   inserter.setPlan(nullptr, &made);
   return inserter.decide();
 }

@@ -58,10 +58,12 @@ struct OutlineRepeatedLayersPass
       LayerFinder finder(&func.getBody().front());
       for (unsigned made = 0; made < maxLayers; ++made) {
         finder.collect();
-        Candidate best = finder.search(std::max(1u, unsigned(minLayerOps)));
+        RepeatExternals checked;
+        Candidate best =
+            finder.search(std::max(1u, unsigned(minLayerOps)), &checked);
         if (!best.saved())
           break;
-        outline(func, finder, best, symbols, "_layer");
+        outline(func, finder, best, symbols, "_layer", 0, &checked);
       }
     }
     if (maxFunctionOps == 0)
@@ -93,15 +95,22 @@ struct OutlineRepeatedLayersPass
     }
   }
 
+  /// Outlines `c`'s repeats; `checked` (for more than one) is what the
+  /// search found each of them reads.
   void outline(func::FuncOp func, LayerFinder &finder, const Candidate &c,
-               SymbolTable &symbols, StringRef suffix,
-               unsigned firstNumber = 0) {
+               SymbolTable &symbols, StringRef suffix, unsigned firstNumber = 0,
+               const RepeatExternals *checked = nullptr) {
+    assert((c.repeats == 1 || checked) && "repeats outlined unchecked");
     Block *body = finder.body;
     ArrayRef<Operation *> first = finder.repeat(c.start, c.period, 0);
-    llvm::DenseSet<Operation *> inFirst(first.begin(), first.end());
     SmallVector<Value> externals;
-    DenseMap<Value, unsigned> index;
-    finder.collectExternals(first, inFirst, externals, index);
+    if (checked) {
+      externals = checked->first;
+    } else {
+      llvm::DenseSet<Operation *> inFirst(first.begin(), first.end());
+      DenseMap<Value, unsigned> index;
+      finder.collectExternals(first, inFirst, externals, index);
+    }
 
     // Each repeat's operands, and the results anything after a repeat reads
     // (in any repeat: the layer function returns their union).
@@ -111,10 +120,7 @@ struct OutlineRepeatedLayersPass
     for (unsigned k = 0; k < c.repeats; ++k) {
       ArrayRef<Operation *> rep = finder.repeat(c.start, c.period, k);
       members[k].insert(rep.begin(), rep.end());
-      if (k == 0)
-        operands[k] = externals;
-      else if (!finder.sameRepeat(first, rep, members[k], index, operands[k]))
-        llvm_unreachable("a checked repeat no longer matches");
+      operands[k] = k == 0 ? externals : checked->others[k - 1];
       for (auto [j, op] : llvm::enumerate(rep))
         for (OpResult result : op->getResults())
           if (llvm::any_of(result.getUses(), [&](OpOperand &use) {

@@ -81,11 +81,15 @@ bool isTensor(Value v) { return isa<RankedTensorType>(v.getType()); }
 
 class FunctionPropagator {
 public:
+  /// `ruleCache` answers for the ops' rules; the search and reshard insertion
+  /// after this share it.
   FunctionPropagator(FunctionOpInterface func, MeshOp mesh,
-                     const PropagatePassOptions &options)
+                     const PropagatePassOptions &options,
+                     ShardingRuleCache &ruleCache)
       : func(func), options(options),
         meshRef(FlatSymbolRefAttr::get(mesh.getSymNameAttr())), axes(mesh),
-        decisions(decider, axes), attrCache(func->getContext(), meshRef) {}
+        decisions(decider, axes), ruleCache(ruleCache),
+        attrCache(func->getContext(), meshRef) {}
 
   /// Runs the fixed point (or, with `machine`, the planner) and writes the
   /// result on the function. With `search` (no auto-plan), the planner then
@@ -137,8 +141,7 @@ private:
   DenseMap<Value, ValueState> states;
   SmallVector<std::optional<TensorSharding>> resultConstraints;
   SmallVector<StringRef> resultConstraintOrigins;
-  DenseMap<Operation *, const ShardingRule *> rules;
-  ShardingRuleCache ruleCache;
+  ShardingRuleCache &ruleCache;
   ShardingAttrCache attrCache;
   llvm::BumpPtrAllocator allocator;
   llvm::StringSaver saver{allocator};
@@ -350,10 +353,7 @@ void FunctionPropagator::write() {
 }
 
 const ShardingRule *FunctionPropagator::ruleOf(Operation *op) {
-  auto [it, inserted] = rules.try_emplace(op, nullptr);
-  if (inserted)
-    it->second = ruleCache.get(op);
-  return it->second;
+  return ruleCache.get(op);
 }
 
 LogicalResult FunctionPropagator::applyPlan(MeshOp mesh,
@@ -392,7 +392,6 @@ LogicalResult FunctionPropagator::applyPlan(MeshOp mesh,
     }
     if (auto type = dyn_cast<RankedTensorType>(func.getResultTypes()[i])) {
       constraint = TensorSharding::replicated(type.getRank());
-      constraint = TensorSharding::replicated(type.getRank());
       resultConstraintOrigins[i] =
           save(resultConstraintOrigins[i] + " (auto-plan: replicated)");
     }
@@ -400,7 +399,7 @@ LogicalResult FunctionPropagator::applyPlan(MeshOp mesh,
   constraints.results.assign(resultConstraints.begin(),
                              resultConstraints.end());
   FailureOr<FunctionPlan> planned =
-      planFunction(func, mesh, constraints, autoPlan);
+      planFunction(func, mesh, constraints, autoPlan, nullptr, &ruleCache);
   if (failed(planned))
     return failure();
   plan = std::move(*planned);
@@ -455,12 +454,13 @@ LogicalResult FunctionPropagator::searchOps(MeshOp mesh,
     ScopedDiagnosticHandler quiet(func->getContext(),
                                   [](Diagnostic &) { return success(); });
     InsertReshardsPassOptions reshardOptions{false, false};
-    if (failed(decideReshards(func, mesh, reshardOptions, fixedPoint)))
+    if (failed(
+            decideReshards(func, mesh, reshardOptions, fixedPoint, &ruleCache)))
       return success();
   }
 
   FailureOr<FunctionPlan> planned =
-      planFunction(func, mesh, constraints, options, &fixedPoint);
+      planFunction(func, mesh, constraints, options, &fixedPoint, &ruleCache);
   if (failed(planned))
     return failure();
   // The search's plan replaces the fixed point's only where the model says
@@ -736,7 +736,8 @@ struct PropagatePass : public tp::impl::PropagatePassBase<PropagatePass> {
       PropagatePassOptions options{
           replicateOpenBoundaries, recordOrigins, sequenceParallel, autoPlan,
           memoryPerDevice,         costModel,     explain,          search};
-      FunctionPropagator propagator(func, *mesh, options);
+      ShardingRuleCache rules;
+      FunctionPropagator propagator(func, *mesh, options, rules);
       if (failed(
               propagator.run(*mesh, autoPlan ? &autoPlanOptions : nullptr,
                              !autoPlan && search ? &autoPlanOptions : nullptr)))
@@ -744,7 +745,7 @@ struct PropagatePass : public tp::impl::PropagatePassBase<PropagatePass> {
       InsertReshardsPassOptions reshardOptions{recordOrigins, sequenceParallel};
       const FunctionPlan *plan = propagator.getPlan();
       if (failed(insertReshards(func, *mesh, reshardOptions,
-                                plan ? &plan->ops : nullptr)))
+                                plan ? &plan->ops : nullptr, nullptr, &rules)))
         return signalPassFailure();
     }
   }

@@ -159,7 +159,8 @@ bool LayerFinder::sameOp(Operation *a, Operation *b,
   return true;
 }
 
-LayerRepeats LayerFinder::search(unsigned minPeriod) const {
+LayerRepeats LayerFinder::search(unsigned minPeriod,
+                                 RepeatExternals *externals) const {
   ArrayRef<Operation *> ops = this->ops;
   unsigned n = ops.size();
   LayerRepeats best;
@@ -203,26 +204,39 @@ LayerRepeats LayerFinder::search(unsigned minPeriod) const {
       LayerRepeats c{runStart, period, run / period + 1};
       if (c.saved() <= best.saved())
         continue;
-      c.repeats = checkedRepeats(c);
-      if (c.saved() > best.saved())
+      RepeatExternals found;
+      c.repeats = checkedRepeats(c, externals ? &found : nullptr);
+      if (c.saved() > best.saved()) {
         best = c;
+        if (externals)
+          *externals = std::move(found);
+      }
     }
   }
   return best;
 }
 
-unsigned LayerFinder::checkedRepeats(const LayerRepeats &c) const {
+unsigned LayerFinder::checkedRepeats(const LayerRepeats &c,
+                                     RepeatExternals *found) const {
   ArrayRef<Operation *> first = repeat(c.start, c.period, 0);
   llvm::DenseSet<Operation *> inFirst(first.begin(), first.end());
   SmallVector<Value> externals;
   DenseMap<Value, unsigned> index;
   collectExternals(first, inFirst, externals, index);
+  if (found) {
+    found->first = externals;
+    found->others.clear();
+  }
   SmallVector<Value> others;
+  llvm::DenseSet<Operation *> inOther;
   for (unsigned k = 1; k < c.repeats; ++k) {
     ArrayRef<Operation *> other = repeat(c.start, c.period, k);
-    llvm::DenseSet<Operation *> inOther(other.begin(), other.end());
+    inOther.clear();
+    inOther.insert(other.begin(), other.end());
     if (!sameRepeat(first, other, inOther, index, others))
       return k;
+    if (found)
+      found->others.push_back(others);
   }
   return c.repeats;
 }

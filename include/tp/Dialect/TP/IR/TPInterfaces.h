@@ -37,14 +37,17 @@ FailureOr<ShardingRule> getShardingRule(Operation *op);
 /// op's name, properties, operand and result types and region bodies, so the
 /// 64 identical layers of a stack need one rule per distinct op of a layer.
 /// Ops are compared with the first op seen of their structure (the
-/// representative), which must stay alive while the cache is used.
+/// representative), which must stay alive while the cache is used. Each op's
+/// answer is also kept by address, so asking again costs one lookup: the
+/// passes that share a cache (propagation, the search, reshard insertion)
+/// each ask about every op.
 class ShardingRuleCache {
 public:
   /// The rule of `op`, or null when it has none; owned by the cache.
   const ShardingRule *get(Operation *op);
-  /// Drops `op` (and the ops nested in it) as representatives: call it before
-  /// erasing an op the cache may have seen, which it would otherwise compare
-  /// against after it was freed.
+  /// Drops `op` (and the ops nested in it): call it before erasing an op the
+  /// cache may have seen, whose address a new op could get, and which the
+  /// cache would otherwise compare against after it was freed.
   void forget(Operation *op);
 
 private:
@@ -54,6 +57,8 @@ private:
   };
   /// Representatives by structural hash.
   DenseMap<unsigned, SmallVector<Entry, 1>> entries;
+  /// Every op asked about, with its answer.
+  DenseMap<Operation *, const ShardingRule *> byOp;
   std::deque<ShardingRule> storage;
 };
 

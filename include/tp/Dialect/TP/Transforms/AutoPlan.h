@@ -45,6 +45,7 @@
 namespace mlir::tp {
 
 class MeshOp;
+class ShardingRuleCache;
 
 struct AutoPlanOptions {
   const MachineModel *machine = nullptr;
@@ -107,11 +108,13 @@ struct FunctionPlan {
 /// Plans `func` over `mesh`. Fails with a diagnostic on the function when no
 /// plan fits the budget (naming the least any plan needs) or the solver
 /// fails. With `incumbent` (the choices of the fixed point), also costs that
-/// plan in the same model (`FunctionPlan::incumbentSeconds`).
+/// plan in the same model (`FunctionPlan::incumbentSeconds`). With `rules`,
+/// the ops' rules come from that cache (shared with propagation).
 FailureOr<FunctionPlan> planFunction(FunctionOpInterface func, MeshOp mesh,
                                      const PlanConstraints &constraints,
                                      const AutoPlanOptions &options,
-                                     const OpChoices *incumbent = nullptr);
+                                     const OpChoices *incumbent = nullptr,
+                                     ShardingRuleCache *rules = nullptr);
 
 /// Parses a byte count: a number with an optional unit (B, KB, MB, GB, TB,
 /// KiB, MiB, GiB, TiB), e.g. "80GB", "1.5GiB", "4096".

@@ -27,6 +27,7 @@ namespace mlir::tp {
 
 class MeshOp;
 struct OpChoices;
+class ShardingRuleCache;
 
 /// Makes every op of `func` (propagated over `mesh`: `tp.sharding` on its
 /// arguments, `tp.shardings` on its ops) read its operands in the shardings
@@ -36,17 +37,21 @@ struct OpChoices;
 /// decision and carries on the pending sums the plan says (reducing every
 /// other). With `made`, records every ruled op's decision and the pending
 /// sums it carried on (what the fixed point's plan is, for the search to
-/// cost).
+/// cost). With `rules`, asks that cache for the ops' rules (shared with the
+/// passes before, which have asked already) and keeps it true as ops are
+/// erased.
 LogicalResult insertReshards(FunctionOpInterface func, MeshOp mesh,
                              const InsertReshardsPassOptions &options,
                              const OpChoices *plan = nullptr,
-                             OpChoices *made = nullptr);
+                             OpChoices *made = nullptr,
+                             ShardingRuleCache *rules = nullptr);
 /// What `insertReshards` would choose for every ruled op of `func` (its
 /// decision, the pending sums it carries on), the IR left as it is: the
 /// fixed point's plan, for the search to cost.
 LogicalResult decideReshards(FunctionOpInterface func, MeshOp mesh,
                              const InsertReshardsPassOptions &options,
-                             OpChoices &made);
+                             OpChoices &made,
+                             ShardingRuleCache *rules = nullptr);
 
 /// Options of the `tp-spmd` pipeline.
 struct SPMDPipelineOptions : public PassPipelineOptions<SPMDPipelineOptions> {

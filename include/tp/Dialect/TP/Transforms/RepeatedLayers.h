@@ -31,6 +31,8 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 
+#include <vector>
+
 namespace mlir::tp {
 
 /// A leaf is rebuilt wherever it is needed instead of being passed around:
@@ -43,6 +45,14 @@ Operation *leafOf(Value v, Block *body);
 struct LayerRepeats {
   unsigned start = 0, period = 0, repeats = 0;
   unsigned saved() const { return repeats > 1 ? (repeats - 1) * period : 0; }
+};
+
+/// What checking a candidate's repeats found: the values the first repeat
+/// reads from outside itself (see LayerFinder::collectExternals), and per
+/// later repeat that computes the same, the values it reads in their place.
+struct RepeatExternals {
+  SmallVector<Value> first;
+  std::vector<SmallVector<Value>> others;
 };
 
 /// One function's body as the search sees it.
@@ -60,10 +70,14 @@ public:
   }
 
   /// The repeats that save the most ops (none: `saved()` is 0), with at
-  /// least `minPeriod` ops each.
-  LayerRepeats search(unsigned minPeriod) const;
-  /// How many of `c`'s repeats, from the first, compute the same.
-  unsigned checkedRepeats(const LayerRepeats &c) const;
+  /// least `minPeriod` ops each. With `externals`, also what checking them
+  /// found, so that a caller need not compare the repeats again.
+  LayerRepeats search(unsigned minPeriod,
+                      RepeatExternals *externals = nullptr) const;
+  /// How many of `c`'s repeats, from the first, compute the same; with
+  /// `externals`, what each of them reads from outside.
+  unsigned checkedRepeats(const LayerRepeats &c,
+                          RepeatExternals *externals = nullptr) const;
 
   ArrayRef<Operation *> repeat(unsigned start, unsigned period,
                                unsigned index) const {
