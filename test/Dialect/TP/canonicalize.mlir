@@ -31,3 +31,28 @@ func.func @fold(%x: tensor<4xf32>) -> tensor<4xf32> {
   } -> tensor<4xf32>
   return %r : tensor<4xf32>
 }
+
+// -----
+
+// linalg's InferStaticShapeOfOperands runs only on ops with a dynamically
+// shaped operand (it cannot change any other), and there it still applies:
+// %b's dynamic size is the static 4 that %a implies, cast in.
+
+// CHECK-LABEL: func.func @infer_static_shape
+// CHECK-SAME: (%[[A:.*]]: tensor<4x8xf32>, %[[B:.*]]: tensor<?x8xf32>)
+// CHECK: %[[CAST:.*]] = tensor.cast %[[B]] : tensor<?x8xf32> to tensor<4x8xf32>
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%[[A]], %[[CAST]] : tensor<4x8xf32>, tensor<4x8xf32>)
+func.func @infer_static_shape(%a: tensor<4x8xf32>, %b: tensor<?x8xf32>) -> tensor<4x8xf32> {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                        affine_map<(d0, d1) -> (d0, d1)>,
+                                        affine_map<(d0, d1) -> (d0, d1)>],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%a, %b : tensor<4x8xf32>, tensor<?x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}

@@ -338,6 +338,13 @@ def CanonicalizePass : Pass<"tp-canonicalize"> {
     MLP stack that verification is as long as the sweep itself. upstream's
     `--canonicalize` always counts as a change.
 
+    The patterns are upstream's, with one tried more narrowly: linalg's
+    InferStaticShapeOfOperands, which gives a linalg op's dynamically sized
+    operand the static size another operand implies, runs only on ops with
+    a dynamically shaped operand, the only ones it can change. On any other
+    op it rebuilt every operand's type only to fail: half of the sweep on a
+    statically shaped model.
+
     Example: the unused constant and the constant operand of the body go,
 
     ```mlir
