@@ -155,41 +155,47 @@ FailureOr<MeshOp> mlir::tp::findFunctionMesh(FunctionOpInterface func,
   FlatSymbolRefAttr found;
   std::optional<Location> foundLoc;
   std::string foundWhat;
+  // `what` names the holder, spelled out only for a diagnostic.
   auto consider = [&](ShardingAttr s, Location loc,
-                      const std::string &what) -> LogicalResult {
+                      function_ref<std::string()> what) -> LogicalResult {
     if (!s)
       return success();
     if (!found) {
       found = s.getMesh();
       foundLoc = loc;
-      foundWhat = what;
+      foundWhat = what();
       return success();
     }
     if (found == s.getMesh())
       return success();
     InFlightDiagnostic diag = emitError(loc)
-                              << what << " uses mesh " << s.getMesh() << " but "
-                              << foundWhat << " uses " << found
+                              << what() << " uses mesh " << s.getMesh()
+                              << " but " << foundWhat << " uses " << found
                               << "; a function is partitioned over one mesh";
     diag.attachNote(*foundLoc) << foundWhat << " is here";
     return failure();
   };
-  std::string name = ("@" + func.getName()).str();
+  auto name = [&] { return ("@" + func.getName()).str(); };
   for (unsigned i = 0; i < func.getNumArguments(); ++i)
     if (failed(consider(func.getArgAttrOfType<ShardingAttr>(
                             i, TPDialect::kShardingAttrName),
-                        func.getArgument(i).getLoc(),
-                        "argument #" + std::to_string(i) + " of " + name)))
+                        func.getArgument(i).getLoc(), [&] {
+                          return "argument #" + std::to_string(i) + " of " +
+                                 name();
+                        })))
       return failure();
   for (unsigned i = 0; i < func.getNumResults(); ++i)
     if (failed(consider(func.getResultAttrOfType<ShardingAttr>(
                             i, TPDialect::kShardingAttrName),
-                        func.getLoc(),
-                        "result #" + std::to_string(i) + " of " + name)))
+                        func.getLoc(), [&] {
+                          return "result #" + std::to_string(i) + " of " +
+                                 name();
+                        })))
       return failure();
   WalkResult walk = func.getFunctionBody().walk([&](Operation *op) {
-    return failed(consider(getOwnSharding(op), op->getLoc(),
-                           "'" + op->getName().getStringRef().str() + "'"))
+    return failed(consider(
+               getOwnSharding(op), op->getLoc(),
+               [&] { return "'" + op->getName().getStringRef().str() + "'"; }))
                ? WalkResult::interrupt()
                : WalkResult::advance();
   });
