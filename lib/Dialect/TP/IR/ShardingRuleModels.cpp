@@ -69,8 +69,11 @@ static unsigned structuralHash(Operation *op) {
 /// which need only have the same types: same name, properties and result
 /// types, and bodies equal op for op, with values inside them used the same
 /// way. `inner` maps values defined inside `a` to their counterparts in `b`.
-static bool sameStructure(Operation *a, Operation *b,
-                          DenseMap<Value, Value> &inner, bool nested) {
+/// A body's values (a linalg op's: a handful) map without a heap allocation.
+using InnerValues = llvm::SmallDenseMap<Value, Value, 16>;
+
+static bool sameStructure(Operation *a, Operation *b, InnerValues &inner,
+                          bool nested) {
   if (a->getName() != b->getName() ||
       a->getNumOperands() != b->getNumOperands() ||
       a->getNumResults() != b->getNumResults() ||
@@ -117,7 +120,7 @@ const ShardingRule *ShardingRuleCache::get(Operation *op) {
   if (!inserted)
     return known->second;
   SmallVector<Entry, 1> &bucket = entries[structuralHash(op)];
-  DenseMap<Value, Value> inner;
+  InnerValues inner;
   for (const Entry &e : bucket) {
     inner.clear();
     if (sameStructure(e.representative, op, inner, /*nested=*/false))

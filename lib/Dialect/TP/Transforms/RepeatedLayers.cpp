@@ -81,8 +81,8 @@ bool LayerFinder::sameRepeat(ArrayRef<Operation *> first,
                              const DenseMap<Value, unsigned> &firstIndex,
                              SmallVectorImpl<Value> &externals) const {
   externals.assign(firstIndex.size(), Value());
-  DenseMap<Value, unsigned> otherIndex;
-  DenseMap<Value, Value> inner;
+  otherIndex.clear();
+  inner.clear();
   for (auto [a, b] : llvm::zip_equal(first, other))
     if (!sameOp(a, b, inOther, firstIndex, otherIndex, inner, externals))
       return false;

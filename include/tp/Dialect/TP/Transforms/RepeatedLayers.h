@@ -121,6 +121,11 @@ private:
               DenseMap<Value, unsigned> &otherIndex,
               DenseMap<Value, Value> &inner,
               SmallVectorImpl<Value> &externals) const;
+
+  /// sameRepeat's maps, kept between calls: every repeat of a candidate is
+  /// compared with the first, and the maps keep their size.
+  mutable DenseMap<Value, unsigned> otherIndex;
+  mutable DenseMap<Value, Value> inner;
 };
 
 } // namespace mlir::tp
