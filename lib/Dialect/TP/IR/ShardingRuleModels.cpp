@@ -114,11 +114,12 @@ static bool sameStructure(Operation *a, Operation *b, InnerValues &inner,
 }
 
 const ShardingRule *ShardingRuleCache::get(Operation *op) {
+  // Asked before: one lookup (the interface query costs more).
+  if (auto known = byOp.find(op); known != byOp.end())
+    return known->second;
   if (!isa<ShardingRuleOpInterface>(op))
     return nullptr;
-  auto [known, inserted] = byOp.try_emplace(op, nullptr);
-  if (!inserted)
-    return known->second;
+  auto known = byOp.try_emplace(op, nullptr).first;
   SmallVector<Entry, 1> &bucket = entries[structuralHash(op)];
   InnerValues inner;
   for (const Entry &e : bucket) {
