@@ -82,17 +82,21 @@ LogicalResult ShardingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                    ArrayAttr partial) {
   if (!mesh)
     return emitError() << "sharding needs a mesh symbol";
-  // Where each axis was first seen: a dimension index, or -1 for partial.
-  llvm::StringMap<int64_t> firstUse;
+  // Where each axis was first seen: a dimension index, or -1 for partial. A
+  // sharding names a handful of axes (uniqued strings): a short list.
+  SmallVector<std::pair<StringAttr, int64_t>, 8> firstUse;
   auto checkAxis = [&](Attribute attr, int64_t where) -> LogicalResult {
     auto axis = dyn_cast_or_null<StringAttr>(attr);
     if (!axis)
       return emitError() << "mesh axis must be a string, got " << attr;
     if (axis.getValue().empty())
       return emitError() << "mesh axis name must not be empty";
-    auto [it, inserted] = firstUse.try_emplace(axis.getValue(), where);
-    if (inserted)
+    const auto *it = llvm::find_if(
+        firstUse, [&](const auto &use) { return use.first == axis; });
+    if (it == firstUse.end()) {
+      firstUse.push_back({axis, where});
       return success();
+    }
     int64_t first = it->second;
     if (where == -1)
       return emitError() << "partial axis \"" << axis.getValue()
@@ -113,10 +117,9 @@ LogicalResult ShardingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   }
   if (!partial)
     return emitError() << "sharding needs a (possibly empty) partial list";
-  llvm::StringSet<> partialSeen;
-  for (Attribute axis : partial) {
+  for (auto [i, axis] : llvm::enumerate(partial)) {
     if (auto name = dyn_cast<StringAttr>(axis);
-        name && !partialSeen.insert(name.getValue()).second)
+        name && llvm::is_contained(partial.getValue().take_front(i), axis))
       return emitError() << "partial axis \"" << name.getValue()
                          << "\" is listed twice";
     if (failed(checkAxis(axis, -1)))

@@ -32,14 +32,41 @@ bool mlir::tp::isInLocalForm(Operation *op) {
   return func && func->hasAttr(TPDialect::kSpmdAttrName);
 }
 
+/// The tp.mesh named `name` in the symbol table nearest `from` (the scope
+/// SymbolTable::lookupNearestSymbolFrom searches), or null. Every sharding on
+/// every op is checked against its mesh, and a module holds a handful of
+/// symbols: a scan comparing uniqued names, where upstream's lookup makes the
+/// `sym_name` identifier again on every call.
+static MeshOp findMeshNear(Operation *from, StringAttr name) {
+  Operation *table = from;
+  while (!table->hasTrait<OpTrait::SymbolTable>()) {
+    table = table->getParentOp();
+    // An unregistered op with one region may be a symbol table: upstream's
+    // lookup stops there, and so does this one.
+    if (!table || (table->getNumRegions() == 1 && !table->getDialect()))
+      return MeshOp();
+  }
+  Region &region = table->getRegion(0);
+  if (region.empty())
+    return MeshOp();
+  for (Operation &op : region.front())
+    if (auto mesh = dyn_cast<MeshOp>(op); mesh && mesh.getSymNameAttr() == name)
+      return mesh;
+  return MeshOp();
+}
+
 /// Finds the tp.mesh that `ref` names, as seen from `anchor`.
 static FailureOr<MeshOp>
 lookupMesh(Operation *anchor, FlatSymbolRefAttr ref,
            SymbolTableCollection *symbols,
            function_ref<InFlightDiagnostic()> emitError) {
-  Operation *symbol =
-      symbols ? symbols->lookupNearestSymbolFrom(anchor, ref.getAttr())
-              : SymbolTable::lookupNearestSymbolFrom(anchor, ref.getAttr());
+  Operation *symbol = nullptr;
+  if (symbols)
+    symbol = symbols->lookupNearestSymbolFrom(anchor, ref.getAttr());
+  else if (MeshOp mesh = findMeshNear(anchor, ref.getAttr()))
+    symbol = mesh;
+  else // None: upstream's lookup, for what the diagnostic says.
+    symbol = SymbolTable::lookupNearestSymbolFrom(anchor, ref.getAttr());
   if (!symbol)
     return emitError() << "unknown mesh " << ref;
   auto mesh = dyn_cast<MeshOp>(symbol);
@@ -55,16 +82,23 @@ lookupMesh(Operation *anchor, FlatSymbolRefAttr ref,
   return mesh;
 }
 
-/// Checks that every axis in `axes` is an axis of `mesh`.
-static LogicalResult
-checkAxesInMesh(MeshOp mesh, ArrayRef<StringRef> axes, StringRef where,
+/// Checks that every axis in `axes` (strings: the attribute's verifier ran)
+/// is an axis of `mesh`; `where` says where the list is, for a diagnostic.
+/// Gives the number of devices they span together.
+static FailureOr<int64_t>
+checkAxesInMesh(MeshOp mesh, ArrayAttr axes, function_ref<std::string()> where,
                 function_ref<InFlightDiagnostic()> emitError) {
-  for (StringRef axis : axes)
-    if (!mesh.getAxisIndex(axis))
-      return emitError() << "unknown axis \"" << axis << "\"" << where
-                         << "; mesh @" << mesh.getSymName() << " has axes "
-                         << mesh.getAxisNames();
-  return success();
+  int64_t groupSize = 1;
+  ArrayAttr names = mesh.getAxisNames();
+  ArrayRef<int64_t> sizes = mesh.getAxisSizes();
+  for (Attribute axis : axes) {
+    const Attribute *it = llvm::find(names, axis);
+    if (it == names.end())
+      return emitError() << "unknown axis " << axis << where() << "; mesh @"
+                         << mesh.getSymName() << " has axes " << names;
+    groupSize *= sizes[it - names.begin()];
+  }
+  return groupSize;
 }
 
 FailureOr<MeshOp>
@@ -93,21 +127,22 @@ mlir::tp::verifyShardingFor(ShardingAttr sharding, Type type, Operation *anchor,
                        << sharding.getRank() << " dimensions but type "
                        << tensorType << " has rank " << tensorType.getRank();
   for (unsigned dim = 0, e = sharding.getRank(); dim < e; ++dim) {
-    SmallVector<StringRef> axes = sharding.getDimAxes(dim);
-    std::string where = " in dimension " + std::to_string(dim);
-    if (failed(checkAxesInMesh(*mesh, axes, where, emitError)))
+    FailureOr<int64_t> groupSize = checkAxesInMesh(
+        *mesh, sharding.getDims()[dim],
+        [&] { return " in dimension " + std::to_string(dim); }, emitError);
+    if (failed(groupSize))
       return failure();
     int64_t size = tensorType.getDimSize(dim);
-    int64_t groupSize = mesh->getGroupSize(axes);
-    if (local || ShapedType::isDynamic(size) || size % groupSize == 0)
+    if (local || ShapedType::isDynamic(size) || size % *groupSize == 0)
       continue;
     return emitError() << "dimension " << dim << " of size " << size
-                       << " is not divisible by " << groupSize
+                       << " is not divisible by " << *groupSize
                        << ", the total size of axes " << sharding.getDims()[dim]
                        << " of mesh @" << mesh->getSymName();
   }
-  if (failed(checkAxesInMesh(*mesh, sharding.getPartialAxes(),
-                             " in the partial axes", emitError)))
+  if (failed(checkAxesInMesh(
+          *mesh, sharding.getPartial(),
+          [] { return std::string(" in the partial axes"); }, emitError)))
     return failure();
   return mesh;
 }
@@ -379,7 +414,8 @@ static FailureOr<MeshOp> verifyCollectiveMesh(Operation *op,
   auto emitError = [op]() { return op->emitOpError(); };
   FailureOr<MeshOp> mesh = lookupMesh(op, meshRef, &symbols, emitError);
   if (failed(mesh) ||
-      failed(checkAxesInMesh(*mesh, getAxisNames(axes), "", emitError)))
+      failed(checkAxesInMesh(
+          *mesh, axes, [] { return std::string(); }, emitError)))
     return failure();
   return mesh;
 }
