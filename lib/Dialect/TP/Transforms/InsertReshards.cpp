@@ -49,7 +49,9 @@ unsigned rankOf(Value v) {
   return cast<RankedTensorType>(v.getType()).getRank();
 }
 
-class ReshardInserter {
+} // namespace
+
+class mlir::tp::detail::ReshardInserter {
 public:
   ReshardInserter(FunctionOpInterface func, MeshOp mesh,
                   const InsertReshardsPassOptions &options,
@@ -62,10 +64,17 @@ public:
 
   LogicalResult run();
   /// The decisions only: every op's choice recorded, the IR left as it is.
-  LogicalResult decide() {
+  /// With `keep`, also every operand the insertion would change, for
+  /// `insertDecided`.
+  LogicalResult decide(bool keep = false) {
     dryRun = true;
+    keepRequired = keep;
     return failure(failed(checkMesh()) || failed(finalize()));
   }
+  /// What `run` does after `decide(true)` on the same IR, without deciding
+  /// again: the kept changes made in order, then the same clean-up and
+  /// output.
+  LogicalResult insertDecided();
   void setPlan(const OpChoices *p, OpChoices *record) {
     plan = p ? &p->decisions : nullptr;
     passes = p ? &p->passes : nullptr;
@@ -129,6 +138,15 @@ private:
   /// depend on the reshards made for the ops before: an op reads its
   /// operands' final shardings, which reshards of other uses leave alone.
   bool dryRun = false;
+  /// Deciding to insert later (`insertDecided`): what `require` would do, in
+  /// order, with the origin it would give.
+  struct Required {
+    OpOperand *use;
+    TensorSharding target;
+    StringRef origin;
+  };
+  bool keepRequired = false;
+  std::vector<Required> required;
 
   /// Given shardings, converted once per attribute.
   DenseMap<Attribute, const TensorSharding *> fromAttr;
@@ -145,6 +163,8 @@ private:
   llvm::BumpPtrAllocator allocator;
   llvm::StringSaver saver{allocator};
 };
+
+using mlir::tp::detail::ReshardInserter;
 
 //===----------------------------------------------------------------------===//
 // What propagation gave
@@ -242,8 +262,13 @@ LogicalResult ReshardInserter::checkMesh() {
 //===----------------------------------------------------------------------===//
 
 void ReshardInserter::require(OpOperand &use, const TensorSharding &target) {
-  if (dryRun || finalOf(use.get()) == target)
+  if (finalOf(use.get()) == target)
     return;
+  if (dryRun) {
+    if (keepRequired)
+      required.push_back({&use, target, rematerializedFor});
+    return;
+  }
   use.set(isRematerializable(use.get()) ? rematerialize(use.get(), target)
                                         : reshardTo(use.get(), target));
 }
@@ -634,6 +659,22 @@ LogicalResult ReshardInserter::run() {
   return success();
 }
 
+LogicalResult ReshardInserter::insertDecided() {
+  // Every final sharding is known; each change reads only its operand's,
+  // made before it in program order, as during the walk.
+  dryRun = false;
+  for (Required &r : required) {
+    rematerializedFor = r.origin;
+    require(*r.use, r.target);
+  }
+  required.clear();
+  eraseDeadProducers();
+  write();
+  return success();
+}
+
+namespace {
+
 struct InsertReshardsPass
     : public tp::impl::InsertReshardsPassBase<InsertReshardsPass> {
   using Base::Base;
@@ -676,8 +717,49 @@ LogicalResult mlir::tp::insertReshards(FunctionOpInterface func, MeshOp mesh,
 LogicalResult mlir::tp::decideReshards(FunctionOpInterface func, MeshOp mesh,
                                        const InsertReshardsPassOptions &options,
                                        OpChoices &made,
-                                       ShardingRuleCache *rules) {
-  ReshardInserter inserter(func, mesh, options, rules);
-  inserter.setPlan(nullptr, &made);
-  return inserter.decide();
+                                       ShardingRuleCache *rules,
+                                       DecidedReshards *kept) {
+  if (!kept) {
+    ReshardInserter inserter(func, mesh, options, rules);
+    inserter.setPlan(nullptr, &made);
+    return inserter.decide();
+  }
+  // Its diagnostics are held back for the insertion.
+  auto inserter = std::make_unique<ReshardInserter>(func, mesh, options, rules);
+  inserter->setPlan(nullptr, &made);
+  std::vector<Diagnostic> diagnostics;
+  LogicalResult decided = success();
+  {
+    ScopedDiagnosticHandler hold(func->getContext(), [&](Diagnostic &diag) {
+      diagnostics.push_back(std::move(diag));
+      return success();
+    });
+    decided = inserter->decide(/*keep=*/true);
+  }
+  if (failed(decided)) {
+    // The failure is the insertion's to report, when it runs.
+    *kept = DecidedReshards();
+    return failure();
+  }
+  kept->inserter = std::move(inserter);
+  kept->diagnostics = std::move(diagnostics);
+  return success();
+}
+
+DecidedReshards::DecidedReshards() = default;
+DecidedReshards::DecidedReshards(DecidedReshards &&) = default;
+DecidedReshards &DecidedReshards::operator=(DecidedReshards &&) = default;
+DecidedReshards::~DecidedReshards() = default;
+
+LogicalResult DecidedReshards::insert() {
+  assert(inserter && "nothing decided");
+  if (!diagnostics.empty()) {
+    DiagnosticEngine &engine =
+        diagnostics.front().getLocation().getContext()->getDiagEngine();
+    for (Diagnostic &diag : diagnostics)
+      engine.emit(std::move(diag));
+    diagnostics.clear();
+  }
+  std::unique_ptr<detail::ReshardInserter> taken = std::move(inserter);
+  return taken->insertDecided();
 }

@@ -99,6 +99,11 @@ public:
                     const AutoPlanOptions *search = nullptr);
   /// The plan, after run with auto-plan.
   const FunctionPlan *getPlan() const { return plan ? &*plan : nullptr; }
+  /// After a search that kept the fixed point: its reshards, decided, for
+  /// the insertion (empty otherwise).
+  DecidedReshards takeDecidedReshards() {
+    return std::move(fixedPointReshards);
+  }
 
 private:
   void seed();
@@ -149,6 +154,7 @@ private:
   std::deque<Operation *> worklist;
   DenseSet<Operation *> queued;
   std::optional<FunctionPlan> plan;
+  DecidedReshards fixedPointReshards;
 };
 
 //===----------------------------------------------------------------------===//
@@ -446,18 +452,15 @@ LogicalResult FunctionPropagator::searchOps(MeshOp mesh,
 
   // The fixed point's own plan, as reshard insertion completes it (where
   // each pending sum is reduced), decided without touching the IR: the plan
-  // to beat.
+  // to beat. Kept, with its remarks, for the insertion when it stays; a
+  // failure is the insertion's to report.
   write();
   OpChoices fixedPoint;
-  {
-    // Its remarks and errors are the real insertion's, later.
-    ScopedDiagnosticHandler quiet(func->getContext(),
-                                  [](Diagnostic &) { return success(); });
-    InsertReshardsPassOptions reshardOptions{false, false};
-    if (failed(
-            decideReshards(func, mesh, reshardOptions, fixedPoint, &ruleCache)))
-      return success();
-  }
+  InsertReshardsPassOptions reshardOptions{this->options.recordOrigins,
+                                           this->options.sequenceParallel};
+  if (failed(decideReshards(func, mesh, reshardOptions, fixedPoint, &ruleCache,
+                            &fixedPointReshards)))
+    return success();
 
   FailureOr<FunctionPlan> planned =
       planFunction(func, mesh, constraints, options, &fixedPoint, &ruleCache);
@@ -476,6 +479,8 @@ LogicalResult FunctionPropagator::searchOps(MeshOp mesh,
       given && searched < (given->first + given->second) * (1 - kAdoptionGain);
   if (!adopt)
     return success();
+  // The IR changes: what was decided for the fixed point no longer holds.
+  fixedPointReshards = DecidedReshards();
   writeSearchRecord(*planned, *options.machine);
   for (auto [i, constraint] : llvm::enumerate(resultConstraints))
     if (!constraint && constraints.results[i]) {
@@ -744,6 +749,12 @@ struct PropagatePass : public tp::impl::PropagatePassBase<PropagatePass> {
         return signalPassFailure();
       InsertReshardsPassOptions reshardOptions{recordOrigins, sequenceParallel};
       const FunctionPlan *plan = propagator.getPlan();
+      // The search kept the fixed point: its reshards are decided already.
+      if (DecidedReshards decided = propagator.takeDecidedReshards()) {
+        if (failed(decided.insert()))
+          return signalPassFailure();
+        continue;
+      }
       if (failed(insertReshards(func, *mesh, reshardOptions,
                                 plan ? &plan->ops : nullptr, nullptr, &rules)))
         return signalPassFailure();

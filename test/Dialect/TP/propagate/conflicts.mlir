@@ -1,4 +1,7 @@
 // RUN: tp-opt %s --tp-propagate --split-input-file --verify-diagnostics | FileCheck %s
+// The search keeps the plan of the cases with remarks: their remarks, held
+// back while it decided, come out once.
+// RUN: tp-opt %s --tp-propagate=search --split-input-file --verify-diagnostics -o /dev/null
 
 // Tests that two annotations of one value that disagree are both kept: the
 // value takes the first, and a reshard feeds the second.

@@ -28,6 +28,34 @@ namespace mlir::tp {
 class MeshOp;
 struct OpChoices;
 class ShardingRuleCache;
+namespace detail {
+class ReshardInserter;
+} // namespace detail
+
+/// What decideReshards decided, kept to be inserted later without deciding
+/// again, as long as the IR has not changed in between.
+class DecidedReshards {
+public:
+  DecidedReshards();
+  DecidedReshards(DecidedReshards &&);
+  DecidedReshards &operator=(DecidedReshards &&);
+  ~DecidedReshards();
+  /// Whether it holds a decision.
+  explicit operator bool() const { return bool(inserter); }
+  /// Inserts the decided reshards, erases the producers no longer used and
+  /// writes the final shardings: what insertReshards without a plan does on
+  /// the same IR. The decision's diagnostics (remarks), held back, are given
+  /// first. Leaves this empty.
+  LogicalResult insert();
+
+private:
+  friend LogicalResult decideReshards(FunctionOpInterface, MeshOp,
+                                      const InsertReshardsPassOptions &,
+                                      OpChoices &, ShardingRuleCache *,
+                                      DecidedReshards *);
+  std::unique_ptr<detail::ReshardInserter> inserter;
+  std::vector<Diagnostic> diagnostics;
+};
 
 /// Makes every op of `func` (propagated over `mesh`: `tp.sharding` on its
 /// arguments, `tp.shardings` on its ops) read its operands in the shardings
@@ -47,11 +75,14 @@ LogicalResult insertReshards(FunctionOpInterface func, MeshOp mesh,
                              ShardingRuleCache *rules = nullptr);
 /// What `insertReshards` would choose for every ruled op of `func` (its
 /// decision, the pending sums it carries on), the IR left as it is: the
-/// fixed point's plan, for the search to cost.
+/// fixed point's plan, for the search to cost. With `kept`, the decision is
+/// kept there (and its diagnostics held back), for DecidedReshards::insert
+/// to carry out when nothing replaces it: the reshards are not decided twice.
 LogicalResult decideReshards(FunctionOpInterface func, MeshOp mesh,
                              const InsertReshardsPassOptions &options,
                              OpChoices &made,
-                             ShardingRuleCache *rules = nullptr);
+                             ShardingRuleCache *rules = nullptr,
+                             DecidedReshards *kept = nullptr);
 
 /// Options of the `tp-spmd` pipeline.
 struct SPMDPipelineOptions : public PassPipelineOptions<SPMDPipelineOptions> {
