@@ -115,6 +115,59 @@ struct Source {
   unsigned result;
 };
 
+/// A mixed-integer programme in CBC's terms, built up column by column and
+/// row by row, then loaded into a model at once (Cbc_loadProblem).
+struct MipBuilder {
+  SmallVector<double> lower, upper, objective;
+  SmallVector<int> integers;
+  SmallVector<double> rowLower, rowUpper;
+  struct Entry {
+    int row, column;
+    double coefficient;
+  };
+  std::vector<Entry> entries;
+
+  void addColumn(double lb, double ub, double obj, bool integer) {
+    if (integer)
+      integers.push_back(lower.size());
+    lower.push_back(lb);
+    upper.push_back(ub);
+    objective.push_back(obj);
+  }
+  /// A row over `n` columns: 'E' (= rhs), 'L' (<= rhs) or 'G' (>= rhs).
+  void addRow(size_t n, const int *columns, const double *coefficients,
+              char sense, double rhs) {
+    constexpr double kInfinity = std::numeric_limits<double>::max();
+    int row = rowLower.size();
+    rowLower.push_back(sense == 'L' ? -kInfinity : rhs);
+    rowUpper.push_back(sense == 'G' ? kInfinity : rhs);
+    for (size_t k = 0; k < n; ++k)
+      entries.push_back({row, columns[k], coefficients[k]});
+  }
+  void load(Cbc_Model *model) const {
+    // Column-major (CSC), rows in the order they were added.
+    int numColumns = lower.size();
+    std::vector<CoinBigIndex> start(numColumns + 1, 0);
+    for (const Entry &e : entries)
+      ++start[e.column + 1];
+    for (int c = 0; c < numColumns; ++c)
+      start[c + 1] += start[c];
+    std::vector<CoinBigIndex> next(start.begin(), start.end() - 1);
+    std::vector<int> index(entries.size());
+    std::vector<double> value(entries.size());
+    for (const Entry &e : entries) {
+      CoinBigIndex k = next[e.column]++;
+      index[k] = e.row;
+      value[k] = e.coefficient;
+    }
+    Cbc_loadProblem(model, numColumns, rowLower.size(), start.data(),
+                    index.data(), value.data(), lower.data(), upper.data(),
+                    objective.data(), rowLower.data(), rowUpper.data());
+    for (int c : integers)
+      Cbc_setInteger(model, c);
+  }
+};
+
 class Planner {
 public:
   Planner(FunctionOpInterface func, MeshOp mesh,
@@ -784,9 +837,9 @@ Planner::solve(SmallVectorImpl<unsigned> &chosen,
   // Seconds in microseconds; a tie goes to fewer bytes (one microsecond per
   // gigabyte: far below any modelled difference).
   constexpr double kScale = 1e6, kPerByte = 1e-9;
-  std::unique_ptr<Cbc_Model, void (*)(Cbc_Model *)> model(Cbc_newModel(),
-                                                          Cbc_deleteModel);
-  Cbc_setLogLevel(model.get(), 0);
+  // The model is built here and handed to CBC at once: CBC's addRow copies
+  // its row store each time (quadratic: most of a GPT layer's search).
+  MipBuilder mip;
   int columns = 0;
   double fixedBytes = 0, leastBytes = 0;
   for (Node &node : nodes) {
@@ -804,10 +857,10 @@ Planner::solve(SmallVectorImpl<unsigned> &chosen,
           !forbidden ||
           forbidden->first != static_cast<unsigned>(&node - &nodes[0]) ||
           forbidden->second != static_cast<unsigned>(&s - &node.strategies[0]);
-      Cbc_addCol(model.get(), "", 0, allowed ? 1 : 0,
-                 (s.computeSeconds + s.communicationSeconds) * kScale +
-                     s.bytes * kPerByte,
-                 1, 0, nullptr, nullptr);
+      mip.addColumn(0, allowed ? 1 : 0,
+                    (s.computeSeconds + s.communicationSeconds) * kScale +
+                        s.bytes * kPerByte,
+                    /*integer=*/true);
       ++columns;
     }
   }
@@ -827,7 +880,7 @@ Planner::solve(SmallVectorImpl<unsigned> &chosen,
     Edge &edge = entry.second;
     edge.column = columns;
     for (double t : edge.seconds) {
-      Cbc_addCol(model.get(), "", 0, 1, t * kScale, 0, 0, nullptr, nullptr);
+      mip.addColumn(0, 1, t * kScale, /*integer=*/false);
       ++columns;
     }
   }
@@ -842,22 +895,21 @@ Planner::solve(SmallVectorImpl<unsigned> &chosen,
         forced[need.front()] = true;
     read.targetColumn = columns;
     for (bool f : forced) {
-      Cbc_addCol(model.get(), "", f ? 1 : 0, 1, 0, 0, 0, nullptr, nullptr);
+      mip.addColumn(f ? 1 : 0, 1, 0, /*integer=*/false);
       ++columns;
     }
     // A source of one strategy: the cost is on the needed sharding itself;
     // else per (source strategy, needed sharding) where it costs.
     if (!read.from || nodes[*read.from].column < 0) {
       for (unsigned t = 0; t < read.numTargets; ++t)
-        Cbc_setObjCoeff(model.get(), read.targetColumn + t,
-                        read.seconds[t] * kScale);
+        mip.objective[read.targetColumn + t] = read.seconds[t] * kScale;
       continue;
     }
     read.pairColumn = columns;
     for (double t : read.seconds) {
       if (t <= 0)
         continue;
-      Cbc_addCol(model.get(), "", 0, 1, t * kScale, 0, 0, nullptr, nullptr);
+      mip.addColumn(0, 1, t * kScale, /*integer=*/false);
       ++columns;
     }
   }
@@ -871,7 +923,7 @@ Planner::solve(SmallVectorImpl<unsigned> &chosen,
     for (unsigned i = 0; i < node.strategies.size(); ++i)
       cols.push_back(node.column + i);
     coefs.assign(cols.size(), 1.0);
-    Cbc_addRow(model.get(), "", cols.size(), cols.data(), coefs.data(), 'E', 1);
+    mip.addRow(cols.size(), cols.data(), coefs.data(), 'E', 1);
   }
   // An edge's pairs add up to the strategy each end takes: for each
   // strategy of one end, the pairs that hold it (`count` columns from
@@ -886,7 +938,7 @@ Planner::solve(SmallVectorImpl<unsigned> &chosen,
     }
     cols.push_back(strategy);
     coefs.push_back(-1);
-    Cbc_addRow(model.get(), "", cols.size(), cols.data(), coefs.data(), 'E', 0);
+    mip.addRow(cols.size(), cols.data(), coefs.data(), 'E', 0);
   };
   for (auto &entry : edges) {
     const Edge &edge = entry.second;
@@ -914,8 +966,7 @@ Planner::solve(SmallVectorImpl<unsigned> &chosen,
             coefs.push_back(-1);
           }
         if (cols.size() > 1)
-          Cbc_addRow(model.get(), "", cols.size(), cols.data(), coefs.data(),
-                     'G', 0);
+          mip.addRow(cols.size(), cols.data(), coefs.data(), 'G', 0);
       }
     }
     // A needed sharding is made from the source's strategy: the pairs that
@@ -941,10 +992,9 @@ Planner::solve(SmallVectorImpl<unsigned> &chosen,
           continue;
         int rowCols[] = {p, fromColumn + static_cast<int>(i)};
         double rowCoefs[] = {1, -1};
-        Cbc_addRow(model.get(), "", 2, rowCols, rowCoefs, 'L', 0);
+        mip.addRow(2, rowCols, rowCoefs, 'L', 0);
       }
-      Cbc_addRow(model.get(), "", cols.size(), cols.data(), coefs.data(), 'G',
-                 0);
+      mip.addRow(cols.size(), cols.data(), coefs.data(), 'G', 0);
     }
   }
   // The budget.
@@ -959,12 +1009,16 @@ Planner::solve(SmallVectorImpl<unsigned> &chosen,
             coefs.push_back(s.bytes);
           }
     if (!cols.empty())
-      Cbc_addRow(model.get(), "", cols.size(), cols.data(), coefs.data(), 'L',
+      mip.addRow(cols.size(), cols.data(), coefs.data(), 'L',
                  options.memoryPerDevice - fixedBytes);
   }
   chosen.assign(nodes.size(), 0);
   if (columns == 0)
     return success();
+  std::unique_ptr<Cbc_Model, void (*)(Cbc_Model *)> model(Cbc_newModel(),
+                                                          Cbc_deleteModel);
+  Cbc_setLogLevel(model.get(), 0);
+  mip.load(model.get());
   Cbc_setAllowableGap(model.get(), 0);
   // Without a budget the relaxation is (nearly) integral, and CBC's primal
   // heuristics, its preprocessing and its cut generators are most of its
