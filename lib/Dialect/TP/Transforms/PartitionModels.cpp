@@ -243,9 +243,14 @@ struct EmptyModel
     auto empty = cast<tensor::EmptyOp>(op);
     if (!context.isKnown(empty.getResult()))
       return success();
+    RankedTensorType local = context.getLocalType(empty.getResult());
+    // Static sizes: only the type changes, in place (as a linalg op's).
+    if (empty.getType().hasStaticShape()) {
+      empty.getResult().setType(local);
+      return success();
+    }
     OpBuilder b(op);
     Location loc = op->getLoc();
-    RankedTensorType local = context.getLocalType(empty.getResult());
     SmallVector<Value> sizes;
     for (auto [d, size] : llvm::enumerate(empty.getType().getShape()))
       if (ShapedType::isDynamic(size))
