@@ -39,7 +39,7 @@ static size_t hashLeaf(Operation *leaf) {
 
 /// A hash of `op`'s structure that equal ops share whatever their operands
 /// are (their types and leaves count, not their identity).
-static size_t hashOp(Operation *op, Block *body) {
+static size_t hashOp(Operation *op, const LayerFinder &finder) {
   llvm::hash_code hash = llvm::hash_combine(
       op->getName().getAsOpaquePointer(), op->hashProperties(),
       op->getRawDictionaryAttrs().getAsOpaquePointer(), op->getNumRegions());
@@ -47,7 +47,7 @@ static size_t hashOp(Operation *op, Block *body) {
     hash = llvm::hash_combine(hash, t.getAsOpaquePointer());
   for (Value v : op->getOperands()) {
     hash = llvm::hash_combine(hash, v.getType().getAsOpaquePointer());
-    if (Operation *leaf = leafOf(v, body))
+    if (Operation *leaf = finder.leafDef(v))
       hash = llvm::hash_combine(hash, hashLeaf(leaf));
   }
   for (Region &region : op->getRegions())
@@ -56,7 +56,7 @@ static size_t hashOp(Operation *op, Block *body) {
       for (Type t : block.getArgumentTypes())
         hash = llvm::hash_combine(hash, t.getAsOpaquePointer());
       for (Operation &nested : block)
-        hash = llvm::hash_combine(hash, hashOp(&nested, body));
+        hash = llvm::hash_combine(hash, hashOp(&nested, finder));
     }
   return hash;
 }
@@ -68,7 +68,7 @@ void LayerFinder::collectExternals(ArrayRef<Operation *> first,
   for (Operation *top : first)
     top->walk<WalkOrder::PreOrder>([&](Operation *op) {
       for (Value v : op->getOperands()) {
-        if (inFirst.contains(topLevelDef(v)) || leafOf(v, body))
+        if (inFirst.contains(topLevelDef(v)) || leafDef(v))
           continue;
         if (index.try_emplace(v, externals.size()).second)
           externals.push_back(v);
@@ -110,8 +110,8 @@ bool LayerFinder::sameOp(Operation *a, Operation *b,
         return false;
       continue;
     }
-    Operation *leafX = leafOf(x, body);
-    Operation *leafY = leafOf(y, body);
+    Operation *leafX = leafDef(x);
+    Operation *leafY = leafDef(y);
     if (leafX || leafY) {
       if (!leafX || !leafY ||
           !OperationEquivalence::isEquivalentTo(
@@ -169,7 +169,7 @@ LayerRepeats LayerFinder::search(unsigned minPeriod,
   SmallVector<size_t> hashes;
   hashes.reserve(n);
   for (Operation *op : ops)
-    hashes.push_back(hashOp(op, body));
+    hashes.push_back(hashOp(op, *this));
   DenseMap<size_t, unsigned> last;
   DenseMap<unsigned, unsigned> gaps;
   for (unsigned i = 0; i < n; ++i) {

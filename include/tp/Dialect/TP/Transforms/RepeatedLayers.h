@@ -64,9 +64,21 @@ public:
   /// recomputed after each change of the body.
   void collect() {
     ops.clear();
-    for (Operation &op : body->without_terminator())
-      if (!isLeaf(&op))
+    leaves.clear();
+    for (Operation &op : body->without_terminator()) {
+      if (isLeaf(&op))
+        leaves.insert(&op);
+      else
         ops.push_back(&op);
+    }
+  }
+
+  /// The leaf of the body that defines `v`, or null (leafOf, from what
+  /// `collect` found: asking an op whether it is free of effects is an
+  /// interface query, and the search asks about every operand).
+  Operation *leafDef(Value v) const {
+    Operation *def = v.getDefiningOp();
+    return def && leaves.contains(def) ? def : nullptr;
   }
 
   /// The repeats that save the most ops (none: `saved()` is 0), with at
@@ -113,6 +125,7 @@ public:
 
   Block *body;
   SmallVector<Operation *> ops;
+  llvm::DenseSet<Operation *> leaves;
 
 private:
   bool sameOp(Operation *a, Operation *b,
