@@ -590,7 +590,10 @@ void ReshardInserter::eraseDeadProducers() {
 void ReshardInserter::write() {
   MLIRContext *ctx = func->getContext();
   Builder b(ctx);
-  StringAttr shardingsName = b.getStringAttr(TPDialect::kShardingsAttrName);
+  DiscardableAttrWriter shardingsWriter(
+      b.getStringAttr(TPDialect::kShardingsAttrName));
+  DiscardableAttrWriter originsWriter(
+      b.getStringAttr(TPDialect::kOriginsAttrName));
   func.getFunctionBody().walk<WalkOrder::PreOrder>([&](Operation *op) {
     WalkResult next = ruleOf(op) ? WalkResult::skip() : WalkResult::advance();
     if (isa<AnnotateOp, ReshardOp>(op) ||
@@ -616,9 +619,9 @@ void ReshardInserter::write() {
       origins.push_back(
           b.getStringAttr(origin.empty() ? "default (replicated)" : origin));
     }
-    op->setAttr(shardingsName, attrCache.getResultsArray(shardings));
+    shardingsWriter.set(op, attrCache.getResultsArray(shardings));
     if (options.recordOrigins)
-      op->setAttr(TPDialect::kOriginsAttrName, b.getArrayAttr(origins));
+      originsWriter.set(op, b.getArrayAttr(origins));
     return next;
   });
 

@@ -287,7 +287,10 @@ void FunctionPropagator::propagate() {
 void FunctionPropagator::write() {
   MLIRContext *ctx = func->getContext();
   Builder b(ctx);
-  StringAttr shardingsName = b.getStringAttr(TPDialect::kShardingsAttrName);
+  DiscardableAttrWriter shardingsWriter(
+      b.getStringAttr(TPDialect::kShardingsAttrName));
+  DiscardableAttrWriter originsWriter(
+      b.getStringAttr(TPDialect::kOriginsAttrName));
   StringAttr noOrigin = b.getStringAttr("");
   auto stateOf = [&](Value v) -> const ValueState * {
     auto it = states.find(v);
@@ -315,9 +318,9 @@ void FunctionPropagator::write() {
       if (options.recordOrigins)
         origins.push_back(state ? b.getStringAttr(state->origin) : noOrigin);
     }
-    op->setAttr(shardingsName, attrCache.getResultsArray(shardings));
+    shardingsWriter.set(op, attrCache.getResultsArray(shardings));
     if (options.recordOrigins)
-      op->setAttr(TPDialect::kOriginsAttrName, b.getArrayAttr(origins));
+      originsWriter.set(op, b.getArrayAttr(origins));
     return next;
   });
 
@@ -602,6 +605,9 @@ LogicalResult inlineCalls(ModuleOp module, SymbolTableCollection &symbols) {
   // A call cycle cannot be inlined: find one first (depth-first search over
   // the defined functions, 1 = on the stack, 2 = done).
   DenseMap<Operation *, int> state;
+  // Whether any call has a body to inline: most modules have none, and the
+  // rounds below would walk every op once more to find that out.
+  bool anyDefinedCallee = false;
   std::function<LogicalResult(FunctionOpInterface)> visit =
       [&](FunctionOpInterface func) -> LogicalResult {
     state[func] = 1;
@@ -610,6 +616,7 @@ LogicalResult inlineCalls(ModuleOp module, SymbolTableCollection &symbols) {
           call.resolveCallableInTable(&symbols));
       if (!callee || callee.isExternal())
         return WalkResult::advance();
+      anyDefinedCallee = true;
       int seen = state.lookup(callee);
       if (seen == 1) {
         call->emitOpError()
@@ -628,6 +635,8 @@ LogicalResult inlineCalls(ModuleOp module, SymbolTableCollection &symbols) {
   for (auto func : module.getOps<FunctionOpInterface>())
     if (!func.isExternal() && state.lookup(func) == 0 && failed(visit(func)))
       return failure();
+  if (!anyDefinedCallee)
+    return success();
 
   InlinerInterface interface(module.getContext());
   InlinerConfig config;

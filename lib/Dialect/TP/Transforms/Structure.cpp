@@ -205,3 +205,21 @@ FailureOr<MeshOp> mlir::tp::findFunctionMesh(FunctionOpInterface func,
     return MeshOp();
   return symbols.lookupNearestSymbolFrom<MeshOp>(func, found.getAttr());
 }
+
+void DiscardableAttrWriter::set(Operation *op, Attribute value) {
+  // Without properties, a registered op's inherent attributes share its
+  // dictionary: the general path.
+  if (!op->getPropertiesStorageSize() &&
+      !op->getName().getAttributeNames().empty()) {
+    op->setAttr(name, value);
+    return;
+  }
+  DictionaryAttr old = op->getRawDictionaryAttrs();
+  auto [it, inserted] = made.try_emplace({old, value}, DictionaryAttr());
+  if (inserted) {
+    NamedAttrList attrs(old);
+    attrs.set(name, value);
+    it->second = attrs.getDictionary(op->getContext());
+  }
+  op->setDiscardableAttrs(it->second);
+}

@@ -46,6 +46,19 @@ struct LivePeak {
 };
 LivePeak findLivePeak(Block &body, function_ref<double(Value)> bytesOf);
 
+/// Sets one discardable attribute (`tp.shardings`, `tp.origins`) on op after
+/// op, as Operation::setAttr does, building each resulting attribute
+/// dictionary once: the ops of a repeated layer share theirs.
+class DiscardableAttrWriter {
+public:
+  explicit DiscardableAttrWriter(StringAttr name) : name(name) {}
+  void set(Operation *op, Attribute value);
+
+private:
+  StringAttr name;
+  DenseMap<std::pair<Attribute, Attribute>, DictionaryAttr> made;
+};
+
 } // namespace mlir::tp
 
 #endif // TP_DIALECT_TP_TRANSFORMS_STRUCTURE_H
