@@ -75,8 +75,10 @@ LogicalResult mlir::tp::checkShardableStructure(FunctionOpInterface func) {
       func.walk([&](Operation *op) {
         if (op == func.getOperation())
           return WalkResult::advance();
-        if (isa<RegionBranchOpInterface>(op) && touchesTensors(op) &&
-            holdsShardings(op)) {
+        // Region control flow has regions: most ops are ruled out without
+        // an interface query.
+        if (op->getNumRegions() > 0 && isa<RegionBranchOpInterface>(op) &&
+            touchesTensors(op) && holdsShardings(op)) {
           op->emitOpError()
               << "is control flow over tensors with shardings inside, which "
                  "partitioning does not split yet (it runs such regions "
@@ -103,17 +105,23 @@ static Value storageOf(Value v) {
 LivePeak mlir::tp::findLivePeak(Block &body,
                                 function_ref<double(Value)> bytesOf) {
   DenseMap<Operation *, unsigned> position;
+  position.reserve(body.getOperations().size());
   for (auto [i, op] : llvm::enumerate(body))
     position[&op] = i;
   // A view's users keep its storage live; the view holds no bytes of its own.
   DenseMap<Value, unsigned> lastUse;
-  for (auto [i, op] : llvm::enumerate(body))
-    for (Value r : op.getResults())
+  lastUse.reserve(body.getOperations().size());
+  for (Operation &op : body)
+    for (Value r : op.getResults()) {
+      std::optional<unsigned> last;
       for (Operation *user : r.getUsers())
-        if (Operation *top = body.findAncestorOpInBlock(*user)) {
-          unsigned &last = lastUse[storageOf(r)];
-          last = std::max(last, position.lookup(top));
-        }
+        if (Operation *top = body.findAncestorOpInBlock(*user))
+          last = std::max(last.value_or(0), position.lookup(top));
+      if (!last)
+        continue;
+      unsigned &storageLast = lastUse[storageOf(r)];
+      storageLast = std::max(storageLast, *last);
+    }
   struct Interval {
     Value value;
     unsigned from, to;
