@@ -125,7 +125,8 @@ private:
   ShardingAttr attrOf(const TensorSharding &s) { return attrCache.get(s); }
 
   FunctionOpInterface func;
-  const InsertReshardsPassOptions &options;
+  // A copy: kept decisions (DecidedReshards) outlive the caller's options.
+  InsertReshardsPassOptions options;
   FlatSymbolRefAttr meshRef;
   MeshAxes axes;
   CommunicationCostDecider decider;
