@@ -63,15 +63,13 @@ public:
         attrCache(func->getContext(), meshRef) {}
 
   LogicalResult run();
-  /// The decisions only: every op's choice recorded, the IR left as it is.
-  /// With `keep`, also every operand the insertion would change, for
-  /// `insertDecided`.
-  LogicalResult decide(bool keep = false) {
+  /// The decisions only: every op's choice recorded, and every operand the
+  /// insertion would change (for `insertDecided`), the IR left as it is.
+  LogicalResult decide() {
     dryRun = true;
-    keepRequired = keep;
     return failure(failed(checkMesh()) || failed(finalize()));
   }
-  /// What `run` does after `decide(true)` on the same IR, without deciding
+  /// What `run` does after `decide` on the same IR, without deciding
   /// again: the kept changes made in order, then the same clean-up and
   /// output.
   LogicalResult insertDecided();
@@ -146,7 +144,6 @@ private:
     TensorSharding target;
     StringRef origin;
   };
-  bool keepRequired = false;
   std::vector<Required> required;
 
   /// Given shardings, converted once per attribute.
@@ -266,8 +263,7 @@ void ReshardInserter::require(OpOperand &use, const TensorSharding &target) {
   if (finalOf(use.get()) == target)
     return;
   if (dryRun) {
-    if (keepRequired)
-      required.push_back({&use, target, rematerializedFor});
+    required.push_back({&use, target, rematerializedFor});
     return;
   }
   use.set(isRematerializable(use.get()) ? rematerialize(use.get(), target)
@@ -720,14 +716,8 @@ LogicalResult mlir::tp::insertReshards(FunctionOpInterface func, MeshOp mesh,
 
 LogicalResult mlir::tp::decideReshards(FunctionOpInterface func, MeshOp mesh,
                                        const InsertReshardsPassOptions &options,
-                                       OpChoices &made,
-                                       ShardingRuleCache *rules,
-                                       DecidedReshards *kept) {
-  if (!kept) {
-    ReshardInserter inserter(func, mesh, options, rules);
-    inserter.setPlan(nullptr, &made);
-    return inserter.decide();
-  }
+                                       OpChoices &made, DecidedReshards &kept,
+                                       ShardingRuleCache *rules) {
   // Its diagnostics are held back for the insertion.
   auto inserter = std::make_unique<ReshardInserter>(func, mesh, options, rules);
   inserter->setPlan(nullptr, &made);
@@ -738,15 +728,15 @@ LogicalResult mlir::tp::decideReshards(FunctionOpInterface func, MeshOp mesh,
       diagnostics.push_back(std::move(diag));
       return success();
     });
-    decided = inserter->decide(/*keep=*/true);
+    decided = inserter->decide();
   }
   if (failed(decided)) {
     // The failure is the insertion's to report, when it runs.
-    *kept = DecidedReshards();
+    kept = DecidedReshards();
     return failure();
   }
-  kept->inserter = std::move(inserter);
-  kept->diagnostics = std::move(diagnostics);
+  kept.inserter = std::move(inserter);
+  kept.diagnostics = std::move(diagnostics);
   return success();
 }
 

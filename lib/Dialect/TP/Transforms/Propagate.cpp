@@ -461,8 +461,8 @@ LogicalResult FunctionPropagator::searchOps(MeshOp mesh,
   OpChoices fixedPoint;
   InsertReshardsPassOptions reshardOptions{this->options.recordOrigins,
                                            this->options.sequenceParallel};
-  if (failed(decideReshards(func, mesh, reshardOptions, fixedPoint, &ruleCache,
-                            &fixedPointReshards)))
+  if (failed(decideReshards(func, mesh, reshardOptions, fixedPoint,
+                            fixedPointReshards, &ruleCache)))
     return success();
 
   FailureOr<FunctionPlan> planned =

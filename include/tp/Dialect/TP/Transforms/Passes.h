@@ -51,8 +51,8 @@ public:
 private:
   friend LogicalResult decideReshards(FunctionOpInterface, MeshOp,
                                       const InsertReshardsPassOptions &,
-                                      OpChoices &, ShardingRuleCache *,
-                                      DecidedReshards *);
+                                      OpChoices &, DecidedReshards &,
+                                      ShardingRuleCache *);
   std::unique_ptr<detail::ReshardInserter> inserter;
   std::vector<Diagnostic> diagnostics;
 };
@@ -75,14 +75,15 @@ LogicalResult insertReshards(FunctionOpInterface func, MeshOp mesh,
                              ShardingRuleCache *rules = nullptr);
 /// What `insertReshards` would choose for every ruled op of `func` (its
 /// decision, the pending sums it carries on), the IR left as it is: the
-/// fixed point's plan, for the search to cost. With `kept`, the decision is
-/// kept there (and its diagnostics held back), for DecidedReshards::insert
-/// to carry out when nothing replaces it: the reshards are not decided twice.
+/// fixed point's plan, for the search to cost. The decision is kept in
+/// `kept`, its diagnostics held back, for DecidedReshards::insert to carry
+/// out when nothing replaces it: the reshards are not decided twice. On
+/// failure `kept` is empty and nothing is reported (the insertion reports
+/// it when it runs).
 LogicalResult decideReshards(FunctionOpInterface func, MeshOp mesh,
                              const InsertReshardsPassOptions &options,
-                             OpChoices &made,
-                             ShardingRuleCache *rules = nullptr,
-                             DecidedReshards *kept = nullptr);
+                             OpChoices &made, DecidedReshards &kept,
+                             ShardingRuleCache *rules = nullptr);
 
 /// Options of the `tp-spmd` pipeline.
 struct SPMDPipelineOptions : public PassPipelineOptions<SPMDPipelineOptions> {
