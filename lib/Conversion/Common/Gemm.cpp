@@ -178,7 +178,8 @@ namespace {
 
 /// The fill that zeroes `c` just before `gemm` reads it: `c` is a fresh
 /// buffer of this function whose first use is that fill, in `gemm`'s block,
-/// and no other use of `c` comes before `gemm`. Null if there is none.
+/// and no other use of `c` comes before `gemm` (uses after it may be nested
+/// in later ops). Null if there is none.
 linalg::FillOp zeroingFill(Value c, Operation *gemm) {
   if (!c.getDefiningOp<memref::AllocOp>() &&
       !c.getDefiningOp<memref::AllocaOp>())
@@ -187,9 +188,11 @@ linalg::FillOp zeroingFill(Value c, Operation *gemm) {
   for (Operation *user : c.getUsers()) {
     if (user == gemm)
       continue;
-    if (user->getBlock() != gemm->getBlock())
+    // A use nested in a later op (a loop over the result's rows) comes after.
+    Operation *here = gemm->getBlock()->findAncestorOpInBlock(*user);
+    if (!here)
       return nullptr;
-    if (!user->isBeforeInBlock(gemm))
+    if (!here->isBeforeInBlock(gemm))
       continue;
     auto candidate = dyn_cast<linalg::FillOp>(user);
     if (fill || !candidate || candidate.getOutputs()[0] != c)

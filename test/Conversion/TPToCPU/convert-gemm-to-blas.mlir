@@ -111,6 +111,47 @@ func.func @zeroed_outputs(%ctx: !llvm.ptr, %a: memref<16x512xf32>, %b: memref<51
   return
 }
 
+// Uses nested in later ops (a loop over the result's rows) come after the
+// GEMM: the fill still goes. A write nested in an earlier op comes before:
+// that fill stays.
+// CHECK-LABEL: func.func @zeroed_then_looped
+// CHECK: %[[C:.*]] = memref.alloc() : memref<16x128xf32>
+// CHECK-NOT: linalg.fill
+// CHECK: call @tprt_rt_sgemm(%{{.*}}, %c0_i32, %c0_i32, %c0_i32,
+// CHECK: scf.for
+// CHECK: memref.subview %[[C]]
+// CHECK: %[[D:.*]] = memref.alloc() : memref<16x128xf32>
+// CHECK: scf.for
+// CHECK: memref.subview %[[D]]
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[D]] : memref<16x128xf32>)
+// CHECK: call @tprt_rt_sgemm(%{{.*}}, %c0_i32, %c0_i32, %c1_i32,
+func.func @zeroed_then_looped(%ctx: !llvm.ptr, %a: memref<16x512xf32>, %b: memref<512x128xf32>,
+                              %out: memref<16x128xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %c = memref.alloc() : memref<16x128xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<16x128xf32>)
+  linalg.matmul ins(%a, %b : memref<16x512xf32>, memref<512x128xf32>) outs(%c : memref<16x128xf32>)
+  scf.for %i = %c0 to %c16 step %c1 {
+    %row = memref.subview %c[%i, 0] [1, 128] [1, 1] : memref<16x128xf32> to memref<128xf32, strided<[1], offset: ?>>
+    %dst = memref.subview %out[%i, 0] [1, 128] [1, 1] : memref<16x128xf32> to memref<128xf32, strided<[1], offset: ?>>
+    memref.copy %row, %dst : memref<128xf32, strided<[1], offset: ?>> to memref<128xf32, strided<[1], offset: ?>>
+  }
+  %d = memref.alloc() : memref<16x128xf32>
+  scf.for %i = %c0 to %c16 step %c1 {
+    %row = memref.subview %d[%i, 0] [1, 128] [1, 1] : memref<16x128xf32> to memref<128xf32, strided<[1], offset: ?>>
+    linalg.fill ins(%zero : f32) outs(%row : memref<128xf32, strided<[1], offset: ?>>)
+  }
+  linalg.fill ins(%zero : f32) outs(%d : memref<16x128xf32>)
+  linalg.matmul ins(%a, %b : memref<16x512xf32>, memref<512x128xf32>) outs(%d : memref<16x128xf32>)
+  memref.copy %d, %out : memref<16x128xf32> to memref<16x128xf32>
+  memref.dealloc %c : memref<16x128xf32>
+  memref.dealloc %d : memref<16x128xf32>
+  return
+}
+
 // CHECK-LABEL: func.func @strided
 func.func @strided(%ctx: !llvm.ptr, %a: memref<16x512xf32, strided<[1024, 1]>>, %b: memref<512x128xf32>,
                    %c: memref<16x128xf32>, %cs: memref<16x128xf32, strided<[256, 1]>>,

@@ -158,3 +158,45 @@ func.func @dynamic(%s: tensor<?x128xf32>) -> tensor<?x128xf32> {
   %p = linalg.softmax dimension(1) ins(%s : tensor<?x128xf32>) outs(%e : tensor<?x128xf32>) -> tensor<?x128xf32>
   return %p : tensor<?x128xf32>
 }
+
+// -----
+
+// The CSE after fusion merges equal empty tensors and equal zero fills: the
+// two GEMMs' accumulators become one value, on the empty tensor the
+// layernorm also writes. Each fill gets its own empty tensor again, and each
+// GEMM its own fill (fresh buffers whose zeroing the GEMM lowering drops,
+// instead of one buffer zeroed and copied).
+
+#te3 = affine_map<(t, e) -> (t, e)>
+#t3 = affine_map<(t, e) -> (t)>
+// CHECK-LABEL: func.func @unshared_fills
+// CHECK: %[[N:.*]] = scf.for
+// CHECK: %[[E1:.*]] = tensor.empty() : tensor<64x768xf32>
+// CHECK: %[[Z1:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[E1]] : tensor<64x768xf32>)
+// CHECK: %[[P:.*]] = linalg.matmul ins(%[[N]], %arg1 : {{.*}}) outs(%[[Z1]] : tensor<64x768xf32>)
+// CHECK: %[[E2:.*]] = tensor.empty() : tensor<64x768xf32>
+// CHECK: %[[Z2:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[E2]] : tensor<64x768xf32>)
+// CHECK: linalg.matmul ins(%[[P]], %arg2 : {{.*}}) outs(%[[Z2]] : tensor<64x768xf32>)
+func.func @unshared_fills(%x: tensor<64x768xf32>, %w1: tensor<768x768xf32>, %w2: tensor<768x768xf32>) -> tensor<64x768xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e1 = tensor.empty() : tensor<64xf32>
+  %z1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<64xf32>) -> tensor<64xf32>
+  %sum = linalg.generic {indexing_maps = [#te3, #t3], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<64x768xf32>) outs(%z1 : tensor<64xf32>) {
+    ^bb0(%v: f32, %acc: f32):
+      %s = arith.addf %v, %acc : f32
+      linalg.yield %s : f32
+  } -> tensor<64xf32>
+  %e2 = tensor.empty() : tensor<64x768xf32>
+  %n = linalg.generic {indexing_maps = [#te3, #t3, #te3], iterator_types = ["parallel", "parallel"]} ins(%x, %sum : tensor<64x768xf32>, tensor<64xf32>) outs(%e2 : tensor<64x768xf32>) {
+    ^bb0(%v: f32, %s: f32, %o: f32):
+      %c = arith.subf %v, %s : f32
+      linalg.yield %c : f32
+  } -> tensor<64x768xf32>
+  %e3 = tensor.empty() : tensor<64x768xf32>
+  %z3 = linalg.fill ins(%zero : f32) outs(%e3 : tensor<64x768xf32>) -> tensor<64x768xf32>
+  %p = linalg.matmul ins(%n, %w1 : tensor<64x768xf32>, tensor<768x768xf32>) outs(%z3 : tensor<64x768xf32>) -> tensor<64x768xf32>
+  %e4 = tensor.empty() : tensor<64x768xf32>
+  %z4 = linalg.fill ins(%zero : f32) outs(%e4 : tensor<64x768xf32>) -> tensor<64x768xf32>
+  %q = linalg.matmul ins(%p, %w2 : tensor<64x768xf32>, tensor<768x768xf32>) outs(%z4 : tensor<64x768xf32>) -> tensor<64x768xf32>
+  return %q : tensor<64x768xf32>
+}
