@@ -34,9 +34,11 @@
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Debug.h"
 
 #include <coin/Cbc_C_Interface.h>
+#include <coin/Clp_C_Interface.h>
 
 #include <map>
 
@@ -115,6 +117,14 @@ struct Source {
   unsigned result;
 };
 
+/// Test aid: how many relaxations the planner's own branch and bound may
+/// solve before the programme goes to CBC (0: CBC alone, as before it).
+static llvm::cl::opt<int> clPlanRelaxations(
+    "tp-auto-plan-relaxations", llvm::cl::Hidden, llvm::cl::init(-1),
+    llvm::cl::desc("Relaxations auto-plan's branch and bound may solve "
+                   "before CBC takes over (-1: by the programme's size; 0: "
+                   "CBC only)"));
+
 /// A mixed-integer programme in CBC's terms, built up column by column and
 /// row by row, then loaded into a model at once (Cbc_loadProblem).
 struct MipBuilder {
@@ -144,28 +154,115 @@ struct MipBuilder {
     for (size_t k = 0; k < n; ++k)
       entries.push_back({row, columns[k], coefficients[k]});
   }
-  void load(Cbc_Model *model) const {
-    // Column-major (CSC), rows in the order they were added.
+  /// The constraint matrix column-major (CSC), rows in the order they were
+  /// added.
+  struct Matrix {
+    std::vector<CoinBigIndex> start;
+    std::vector<int> index;
+    std::vector<double> value;
+  };
+  Matrix matrix() const {
     int numColumns = lower.size();
-    std::vector<CoinBigIndex> start(numColumns + 1, 0);
+    Matrix m;
+    m.start.assign(numColumns + 1, 0);
     for (const Entry &e : entries)
-      ++start[e.column + 1];
+      ++m.start[e.column + 1];
     for (int c = 0; c < numColumns; ++c)
-      start[c + 1] += start[c];
-    std::vector<CoinBigIndex> next(start.begin(), start.end() - 1);
-    std::vector<int> index(entries.size());
-    std::vector<double> value(entries.size());
+      m.start[c + 1] += m.start[c];
+    std::vector<CoinBigIndex> next(m.start.begin(), m.start.end() - 1);
+    m.index.resize(entries.size());
+    m.value.resize(entries.size());
     for (const Entry &e : entries) {
       CoinBigIndex k = next[e.column]++;
-      index[k] = e.row;
-      value[k] = e.coefficient;
+      m.index[k] = e.row;
+      m.value[k] = e.coefficient;
     }
-    Cbc_loadProblem(model, numColumns, rowLower.size(), start.data(),
-                    index.data(), value.data(), lower.data(), upper.data(),
+    return m;
+  }
+  void load(Cbc_Model *model, const Matrix &m) const {
+    Cbc_loadProblem(model, lower.size(), rowLower.size(), m.start.data(),
+                    m.index.data(), m.value.data(), lower.data(), upper.data(),
                     objective.data(), rowLower.data(), rowUpper.data());
     for (int c : integers)
       Cbc_setInteger(model, c);
   }
+  /// Solves the programme by branch and bound over its linear relaxation,
+  /// depth first: Clp's dual simplex at each node, warm-started from the
+  /// node above's basis; the most fractional integer column is branched on;
+  /// a node whose relaxation costs no less than the best plan found (within
+  /// `fractionGap` of it) is cut off. Gives up after `maxNodes` relaxations
+  /// or when the LP fails (false); otherwise the optimum is in `solution`.
+  bool branchAndBound(const Matrix &m, double fractionGap, unsigned maxNodes,
+                      std::vector<double> &solution) const {
+    std::unique_ptr<Clp_Simplex, void (*)(Clp_Simplex *)> lp(Clp_newModel(),
+                                                             Clp_deleteModel);
+    Clp_setLogLevel(lp.get(), 0);
+    Clp_loadProblem(lp.get(), lower.size(), rowLower.size(), m.start.data(),
+                    m.index.data(), m.value.data(), lower.data(), upper.data(),
+                    objective.data(), rowLower.data(), rowUpper.data());
+    std::vector<double> lb(lower.begin(), lower.end());
+    std::vector<double> ub(upper.begin(), upper.end());
+    size_t statusSize = lower.size() + rowLower.size();
+    double best = 0;
+    bool found = false;
+    unsigned nodes = 0;
+    bool failed = false;
+    std::function<void()> visit = [&] {
+      if (failed || ++nodes > maxNodes) {
+        failed = true;
+        return;
+      }
+      Clp_dual(lp.get(), 0);
+      if (Clp_isProvenPrimalInfeasible(lp.get()))
+        return;
+      if (!Clp_isProvenOptimal(lp.get())) {
+        failed = true;
+        return;
+      }
+      double bound = Clp_objectiveValue(lp.get());
+      if (found &&
+          bound >= best - std::max(1e-9 * std::max(1.0, std::abs(best)),
+                                   fractionGap * std::abs(best)))
+        return;
+      const double *x = Clp_primalColumnSolution(lp.get());
+      int branch = -1;
+      double farthest = kIntegrality;
+      for (int c : integers) {
+        double away = std::abs(x[c] - std::round(x[c]));
+        if (away > farthest) {
+          farthest = away;
+          branch = c;
+        }
+      }
+      if (branch < 0) {
+        found = true;
+        best = bound;
+        solution.assign(x, x + lower.size());
+        return;
+      }
+      double value = x[branch];
+      std::vector<unsigned char> status(Clp_statusArray(lp.get()),
+                                        Clp_statusArray(lp.get()) + statusSize);
+      double oldLower = lb[branch], oldUpper = ub[branch];
+      // The nearer side first: a good plan early cuts more nodes off.
+      bool upFirst = value - std::floor(value) >= 0.5;
+      for (bool up : {upFirst, !upFirst}) {
+        lb[branch] = up ? std::ceil(value) : oldLower;
+        ub[branch] = up ? oldUpper : std::floor(value);
+        Clp_chgColumnLower(lp.get(), lb.data());
+        Clp_chgColumnUpper(lp.get(), ub.data());
+        Clp_copyinStatus(lp.get(), status.data());
+        visit();
+      }
+      lb[branch] = oldLower;
+      ub[branch] = oldUpper;
+      Clp_chgColumnLower(lp.get(), lb.data());
+      Clp_chgColumnUpper(lp.get(), ub.data());
+    };
+    visit();
+    return !failed && found;
+  }
+  static constexpr double kIntegrality = 1e-7;
 };
 
 class Planner {
@@ -577,7 +674,10 @@ void Planner::mapNested(Operation *rep, Operation *other) {
 
 void Planner::foldRepeats() {
   Block &body = func.getFunctionBody().front();
-  LayerFinder finder(&body);
+  // Where each sharding came from (record-origins) names each layer's own
+  // ops: it does not change what a layer computes or costs.
+  LayerFinder finder(
+      &body, StringAttr::get(func.getContext(), TPDialect::kOriginsAttrName));
   finder.collect();
   // The search checked every repeat it returns against the first: what each
   // reads from outside comes with it.
@@ -1015,40 +1115,58 @@ Planner::solve(SmallVectorImpl<unsigned> &chosen,
   chosen.assign(nodes.size(), 0);
   if (columns == 0)
     return success();
-  std::unique_ptr<Cbc_Model, void (*)(Cbc_Model *)> model(Cbc_newModel(),
+  MipBuilder::Matrix matrix = mip.matrix();
+  // A plan whose layers fold into one is a small programme (an MLP layer:
+  // 200 columns), which a few relaxations prove: 3 for an MLP layer, 11 for
+  // a GPT layer. CBC's setup and root processing (its cut generators) cost
+  // several times that. A large programme (layers that differ) goes to CBC
+  // after a few relaxations: each costs about as much as its size.
+  unsigned maxNodes = clPlanRelaxations >= 0
+                          ? unsigned(clPlanRelaxations)
+                          : std::clamp<unsigned>(64000 / columns, 4, 64);
+  std::vector<double> relaxed;
+  std::unique_ptr<Cbc_Model, void (*)(Cbc_Model *)> model(nullptr,
                                                           Cbc_deleteModel);
-  Cbc_setLogLevel(model.get(), 0);
-  mip.load(model.get());
-  Cbc_setAllowableGap(model.get(), 0);
-  // Without a budget the relaxation is (nearly) integral, and CBC's primal
-  // heuristics and its preprocessing are most of its time while rarely
-  // changing the bound: off, the same plans come sooner (3-4x on a 12-layer
-  // GPT). The cut generators stay: a plan whose layers are not folded (a
-  // model whose layers differ, or 64 layers whose record-origins strings
-  // differ) branches without end without them (over 120 s against 0.4 s).
-  // With a budget the heuristics find the knapsack's good plans early and
-  // prove them (fewer branch-and-bound nodes).
-  if (!budget) {
-    Cbc_setParameter(model.get(), "heuristicsOnOff", "off");
-    Cbc_setParameter(model.get(), "preprocess", "off");
+  const double *x = nullptr;
+  if (maxNodes &&
+      mip.branchAndBound(matrix, forbidden ? 0.01 : 0, maxNodes, relaxed)) {
+    LLVM_DEBUG(llvm::dbgs() << "auto-plan: " << nodes.size() << " nodes, "
+                            << columns << " columns: solved by Clp\n");
+    x = relaxed.data();
+  } else {
+    model.reset(Cbc_newModel());
+    Cbc_setLogLevel(model.get(), 0);
+    mip.load(model.get(), matrix);
+    Cbc_setAllowableGap(model.get(), 0);
+    // Without a budget the relaxation is (nearly) integral, and CBC's primal
+    // heuristics and its preprocessing are most of its time while rarely
+    // changing the bound: off, the same plans come sooner (3-4x on a 12-layer
+    // GPT). The cut generators stay: a plan whose layers are not folded (a
+    // model whose layers differ, or 64 layers whose record-origins strings
+    // differ) branches without end without them (over 120 s against 0.4 s).
+    // With a budget the heuristics find the knapsack's good plans early and
+    // prove them (fewer branch-and-bound nodes).
+    if (!budget) {
+      Cbc_setParameter(model.get(), "heuristicsOnOff", "off");
+      Cbc_setParameter(model.get(), "preprocess", "off");
+    }
+    // The plan is exact; a runner-up, which only explains it, is within 1%.
+    Cbc_setAllowableFractionGap(model.get(), forbidden ? 0.01 : 0);
+    Cbc_solve(model.get());
+    LLVM_DEBUG(llvm::dbgs()
+               << "auto-plan: " << nodes.size() << " nodes, " << edges.size()
+               << " edges, " << shared.size() << " shared reads, " << columns
+               << " columns, " << Cbc_getNumRows(model.get()) << " rows; "
+               << Cbc_getNodeCount(model.get()) << " branch-and-bound nodes\n");
+    if (!Cbc_isProvenOptimal(model.get()) && forbidden)
+      return failure();
+    if (!Cbc_isProvenOptimal(model.get()))
+      return mlir::emitError(func.getLoc())
+             << "auto-plan: the solver found no optimal plan (CBC status "
+             << Cbc_status(model.get()) << ", secondary "
+             << Cbc_secondaryStatus(model.get()) << ")";
+    x = Cbc_getColSolution(model.get());
   }
-  // The plan is exact; a runner-up, which only explains it, is within 1%.
-  Cbc_setAllowableFractionGap(model.get(), forbidden ? 0.01 : 0);
-  Cbc_solve(model.get());
-  LLVM_DEBUG(llvm::dbgs() << "auto-plan: " << nodes.size() << " nodes, "
-                          << edges.size() << " edges, " << shared.size()
-                          << " shared reads, " << columns << " columns, "
-                          << Cbc_getNumRows(model.get()) << " rows; "
-                          << Cbc_getNodeCount(model.get())
-                          << " branch-and-bound nodes\n");
-  if (!Cbc_isProvenOptimal(model.get()) && forbidden)
-    return failure();
-  if (!Cbc_isProvenOptimal(model.get()))
-    return mlir::emitError(func.getLoc())
-           << "auto-plan: the solver found no optimal plan (CBC status "
-           << Cbc_status(model.get()) << ", secondary "
-           << Cbc_secondaryStatus(model.get()) << ")";
-  const double *x = Cbc_getColSolution(model.get());
   for (auto [n, node] : llvm::enumerate(nodes)) {
     if (node.column < 0)
       continue;

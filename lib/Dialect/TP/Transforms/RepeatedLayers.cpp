@@ -30,11 +30,45 @@ Operation *mlir::tp::leafOf(Value v, Block *body) {
   return def && def->getBlock() == body && isLeaf(def) ? def : nullptr;
 }
 
-static size_t hashLeaf(Operation *leaf) {
+bool LayerFinder::sameAttrs(DictionaryAttr a, DictionaryAttr b) const {
+  if (a == b)
+    return true;
+  if (!ignored)
+    return false;
+  // Both are sorted by name.
+  auto kept = [&](NamedAttribute attr) { return attr.getName() != ignored; };
+  auto x = llvm::make_filter_range(a.getValue(), kept);
+  auto y = llvm::make_filter_range(b.getValue(), kept);
+  return llvm::equal(x, y);
+}
+
+llvm::hash_code LayerFinder::hashAttrs(DictionaryAttr attrs) const {
+  if (!ignored)
+    return llvm::hash_value(attrs.getAsOpaquePointer());
+  llvm::hash_code hash = 0;
+  for (NamedAttribute attr : attrs)
+    if (attr.getName() != ignored)
+      hash = llvm::hash_combine(hash, attr.getName().getAsOpaquePointer(),
+                                attr.getValue().getAsOpaquePointer());
+  return hash;
+}
+
+static size_t hashLeaf(Operation *leaf, const LayerFinder &finder) {
   return llvm::hash_combine(leaf->getName().getAsOpaquePointer(),
                             leaf->hashProperties(),
-                            leaf->getRawDictionaryAttrs().getAsOpaquePointer(),
+                            finder.hashAttrs(leaf->getRawDictionaryAttrs()),
                             leaf->getResult(0).getType().getAsOpaquePointer());
+}
+
+/// Whether leaves `a` and `b` make the same value (no operands, no regions,
+/// one result).
+static bool sameLeaf(Operation *a, Operation *b, const LayerFinder &finder) {
+  return a == b || (a->getName() == b->getName() &&
+                    a->getResult(0).getType() == b->getResult(0).getType() &&
+                    finder.sameAttrs(a->getRawDictionaryAttrs(),
+                                     b->getRawDictionaryAttrs()) &&
+                    a->getName().compareOpProperties(
+                        a->getPropertiesStorage(), b->getPropertiesStorage()));
 }
 
 /// A hash of `op`'s structure that equal ops share whatever their operands
@@ -42,13 +76,13 @@ static size_t hashLeaf(Operation *leaf) {
 static size_t hashOp(Operation *op, const LayerFinder &finder) {
   llvm::hash_code hash = llvm::hash_combine(
       op->getName().getAsOpaquePointer(), op->hashProperties(),
-      op->getRawDictionaryAttrs().getAsOpaquePointer(), op->getNumRegions());
+      finder.hashAttrs(op->getRawDictionaryAttrs()), op->getNumRegions());
   for (Type t : op->getResultTypes())
     hash = llvm::hash_combine(hash, t.getAsOpaquePointer());
   for (Value v : op->getOperands()) {
     hash = llvm::hash_combine(hash, v.getType().getAsOpaquePointer());
     if (Operation *leaf = finder.leafDef(v))
-      hash = llvm::hash_combine(hash, hashLeaf(leaf));
+      hash = llvm::hash_combine(hash, hashLeaf(leaf, finder));
   }
   for (Region &region : op->getRegions())
     for (Block &block : region) {
@@ -98,7 +132,7 @@ bool LayerFinder::sameOp(Operation *a, Operation *b,
       a->getNumOperands() != b->getNumOperands() ||
       a->getNumResults() != b->getNumResults() ||
       a->getNumRegions() != b->getNumRegions() ||
-      a->getRawDictionaryAttrs() != b->getRawDictionaryAttrs() ||
+      !sameAttrs(a->getRawDictionaryAttrs(), b->getRawDictionaryAttrs()) ||
       !a->getName().compareOpProperties(a->getPropertiesStorage(),
                                         b->getPropertiesStorage()))
     return false;
@@ -113,9 +147,7 @@ bool LayerFinder::sameOp(Operation *a, Operation *b,
     Operation *leafX = leafDef(x);
     Operation *leafY = leafDef(y);
     if (leafX || leafY) {
-      if (!leafX || !leafY ||
-          !OperationEquivalence::isEquivalentTo(
-              leafX, leafY, OperationEquivalence::Flags::IgnoreLocations))
+      if (!leafX || !leafY || !sameLeaf(leafX, leafY, *this))
         return false;
       continue;
     }

@@ -18,11 +18,18 @@
 // REPORT: plan (auto-plan, cost model h200, 3000000 B per device):
 // REPORT-NEXT: modelled step per device: 13.97 us (compute 0.34 us, communication 13.64 us); arguments 2129920 B, activations at the peak 65536 B
 // REPORT-NEXT: %arg0 : tensor<16x512xf32> replicated #tp.sharding<@world, [{}, {}]>
-// REPORT-NEXT: runner-up column-parallel #tp.sharding<@world, [{}, {"tp"}]>: 25.54 us modelled (+11.57 us), 2170880 B per device
+// (%arg0's two splits tie exactly, in time and bytes: either is its runner-up.)
+// REPORT-NEXT: runner-up {{(column|row)}}-parallel #tp.sharding<@world, [{{.*}}]>: 25.54 us modelled (+11.57 us), 2170880 B per device
 // REPORT-NEXT: %arg1 : tensor<512x2048xf32> column-parallel #tp.sharding<@world, [{}, {"tp"}]>
 // REPORT-NEXT: runner-up row-parallel #tp.sharding<@world, [{"tp"}, {}]>: 25.76 us modelled (+11.79 us), 2269184 B per device
 // REPORT-NEXT: %arg2 : tensor<2048x512xf32> row-parallel #tp.sharding<@world, [{"tp"}, {}]>
 // REPORT-NEXT: runner-up column-parallel #tp.sharding<@world, [{}, {"tp"}]>: 23.70 us modelled (+9.72 us), 2170880 B per device
+// The planner proves small plans by its own branch and bound over Clp's
+// relaxations and hands larger ones to CBC: with CBC alone
+// (--tp-auto-plan-relaxations=0) the plans and their costs are the same.
+// RUN: tp-opt %s --tp-propagate="auto-plan memory-per-device=100MB" --tp-auto-plan-relaxations=0 | FileCheck %s --check-prefix=ROOMY
+// RUN: tp-opt %s --tp-propagate="auto-plan memory-per-device=3MB" --tp-auto-plan-relaxations=0 | FileCheck %s --check-prefix=TIGHT
+// RUN: tp-opt %s --tp-spmd="auto-plan memory-per-device=3MB" --tp-auto-plan-relaxations=0 --tp-report -o /dev/null 2>&1 | FileCheck %s --check-prefix=REPORT
 // explain=false (as tp-compile plans) skips the runner-ups' solves: the same
 // plan, each weight's split without a runner-up.
 // RUN: tp-opt %s --tp-spmd="auto-plan memory-per-device=3MB explain=false" --tp-report -o /dev/null 2>&1 | FileCheck %s --check-prefix=UNEXPLAINED

@@ -115,7 +115,8 @@ def PropagatePass : Pass<"tp-propagate", "::mlir::ModuleOp"> {
     the bytes per device within `memory-per-device` (the arguments, and the
     intermediates live where the program in order holds most, each at its
     planned size): an integer
-    programme solved exactly by COIN-OR CBC. Constraints stay constraints;
+    programme solved exactly (a small one by branch and bound over Clp's
+    relaxations, a larger one by COIN-OR CBC). Constraints stay constraints;
     an open result named `grad.X` (`tp.name`, as the importer names a
     training step's gradients) of the type of an argument named `X` is laid
     out as that argument, other open results are returned replicated. From no annotation at all, a

@@ -58,7 +58,10 @@ struct RepeatExternals {
 /// One function's body as the search sees it.
 class LayerFinder {
 public:
-  explicit LayerFinder(Block *body) : body(body) {}
+  /// With `ignored`, ops that differ only in that discardable attribute
+  /// (provenance, such as tp.origins) count as the same.
+  explicit LayerFinder(Block *body, StringAttr ignored = {})
+      : body(body), ignored(ignored) {}
 
   /// The ops of the body the search is about (no leaves, no terminator),
   /// recomputed after each change of the body.
@@ -123,7 +126,14 @@ public:
                   const DenseMap<Value, unsigned> &firstIndex,
                   SmallVectorImpl<Value> &externals) const;
 
+  /// Whether `a` and `b` carry the same discardable attributes, `ignored`
+  /// aside.
+  bool sameAttrs(DictionaryAttr a, DictionaryAttr b) const;
+  /// A hash of `attrs` that sameAttrs's equal dictionaries share.
+  llvm::hash_code hashAttrs(DictionaryAttr attrs) const;
+
   Block *body;
+  StringAttr ignored;
   SmallVector<Operation *> ops;
   llvm::DenseSet<Operation *> leaves;
 
