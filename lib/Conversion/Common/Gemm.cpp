@@ -194,7 +194,7 @@ linalg::FillOp zeroingFill(Value c, Operation *gemm) {
       return nullptr;
     if (!here->isBeforeInBlock(gemm))
       continue;
-    auto candidate = dyn_cast<linalg::FillOp>(user);
+    auto candidate = here == user ? dyn_cast<linalg::FillOp>(user) : nullptr;
     if (fill || !candidate || candidate.getOutputs()[0] != c)
       return nullptr;
     fill = candidate;

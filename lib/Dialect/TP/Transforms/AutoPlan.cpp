@@ -1124,28 +1124,27 @@ Planner::solve(SmallVectorImpl<unsigned> &chosen,
   unsigned maxNodes = clPlanRelaxations >= 0
                           ? unsigned(clPlanRelaxations)
                           : std::clamp<unsigned>(64000 / columns, 4, 64);
-  std::vector<double> relaxed;
+  std::vector<double> solution;
   std::unique_ptr<Cbc_Model, void (*)(Cbc_Model *)> model(nullptr,
                                                           Cbc_deleteModel);
   const double *x = nullptr;
   if (maxNodes &&
-      mip.branchAndBound(matrix, forbidden ? 0.01 : 0, maxNodes, relaxed)) {
+      mip.branchAndBound(matrix, forbidden ? 0.01 : 0, maxNodes, solution)) {
     LLVM_DEBUG(llvm::dbgs() << "auto-plan: " << nodes.size() << " nodes, "
                             << columns << " columns: solved by Clp\n");
-    x = relaxed.data();
+    x = solution.data();
   } else {
     model.reset(Cbc_newModel());
     Cbc_setLogLevel(model.get(), 0);
     mip.load(model.get(), matrix);
     Cbc_setAllowableGap(model.get(), 0);
-    // Without a budget the relaxation is (nearly) integral, and CBC's primal
-    // heuristics and its preprocessing are most of its time while rarely
-    // changing the bound: off, the same plans come sooner (3-4x on a 12-layer
-    // GPT). The cut generators stay: a plan whose layers are not folded (a
-    // model whose layers differ, or 64 layers whose record-origins strings
-    // differ) branches without end without them (over 120 s against 0.4 s).
-    // With a budget the heuristics find the knapsack's good plans early and
-    // prove them (fewer branch-and-bound nodes).
+    // Without a budget CBC's primal heuristics and its preprocessing are most
+    // of its time while rarely changing the bound: off, the same plans come
+    // sooner (3-4x on a 12-layer GPT). The cut generators stay: a large plan
+    // whose layers do not fold (64 layers that differ) branches without end
+    // without them (over 120 s against 0.4 s). With a budget the heuristics
+    // find the knapsack's good plans early and prove them (fewer
+    // branch-and-bound nodes).
     if (!budget) {
       Cbc_setParameter(model.get(), "heuristicsOnOff", "off");
       Cbc_setParameter(model.get(), "preprocess", "off");
