@@ -56,3 +56,45 @@ func.func @infer_static_shape(%a: tensor<4x8xf32>, %b: tensor<?x8xf32>) -> tenso
   } -> tensor<4x8xf32>
   return %r : tensor<4x8xf32>
 }
+
+// -----
+
+// The sweep leaves the scalar bodies of linalg ops as they are (partitioning
+// copies them; the lowering's canonicalizer folds them): the multiplication
+// by one stays, its constant hoisted and unified with the one outside. Ops
+// outside bodies fold as before: 2 * 3 becomes 6, and the generic whose
+// result is unused goes.
+
+// CHECK-LABEL: func.func @bodies_kept
+// CHECK-DAG: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK-DAG: %[[SIX:.*]] = arith.constant 6.000000e+00 : f32
+// CHECK-NOT: arith.constant
+// CHECK: linalg.generic
+// CHECK-NEXT: ^bb0(%[[IN:.*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT: %[[M:.*]] = arith.mulf %[[IN]], %[[ONE]] : f32
+// CHECK-NEXT: linalg.yield %[[M]] : f32
+// CHECK-NOT: linalg.generic
+// CHECK: return %{{.*}}, %[[SIX]], %[[ONE]]
+func.func @bodies_kept(%x: tensor<4xf32>) -> (tensor<4xf32>, f32, f32) {
+  %one = arith.constant 1.0 : f32
+  %two = arith.constant 2.0 : f32
+  %three = arith.constant 3.0 : f32
+  %six = arith.mulf %two, %three : f32
+  %e = tensor.empty() : tensor<4xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                       iterator_types = ["parallel"]}
+      ins(%x : tensor<4xf32>) outs(%e : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %c1 = arith.constant 1.0 : f32
+    %m = arith.mulf %in, %c1 : f32
+    linalg.yield %m : f32
+  } -> tensor<4xf32>
+  %unused = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                            iterator_types = ["parallel"]}
+      ins(%x : tensor<4xf32>) outs(%e : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %n = arith.negf %in : f32
+    linalg.yield %n : f32
+  } -> tensor<4xf32>
+  return %r, %six, %one : tensor<4xf32>, f32, f32
+}
