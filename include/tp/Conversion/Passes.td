@@ -546,6 +546,30 @@ def CallRuntimeThroughTablePass
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def CheckLoweredToLLVMPass
+    : Pass<"tp-check-lowered-to-llvm", "::mlir::ModuleOp"> {
+  let summary = "Fails on any op that a lowering left outside the LLVM dialect";
+  let description = [{
+    The last step of `--tp-lower-to-cpu` and `--tp-lower-to-cuda`: what they
+    produce is translated to LLVM IR, which takes the LLVM dialect only. An
+    op of a dialect that no conversion of the lowering handles (an OpenMP or
+    async op in the model, say) passes through every conversion unchanged;
+    MLIR 22's translation then crashes on some of them (`omp.*`) instead of
+    reporting them. This pass reports each such op kind once, at its first
+    occurrence, with its dialect, and fails.
+
+    Example:
+
+    ```mlir
+    omp.target_exit_data
+    ```
+
+    is an error: `'omp.target_exit_data' op is not lowered to the LLVM
+    dialect: the lowering converts no 'omp' op (a model computes with the
+    func, tensor, linalg, arith, math and tp dialects)`.
+  }];
+}
+
 def EmitEntryPointsPass : Pass<"tp-emit-entry-points", "::mlir::ModuleOp"> {
   let summary = "Adds the entry points and the manifest that the runtime loads";
   let description = [{

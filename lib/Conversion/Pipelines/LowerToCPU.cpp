@@ -65,4 +65,6 @@ void mlir::tp::buildLowerToCPUPipeline(OpPassManager &pm,
   addHostToLLVMPasses(pm);
   pm.addPass(createCallRuntimeThroughTablePass());
   pm.addPass(createEmitEntryPointsPass());
+  // Anything left outside the LLVM dialect would reach the translation.
+  pm.addPass(createCheckLoweredToLLVMPass());
 }

@@ -82,4 +82,6 @@ void mlir::tp::buildLowerToCUDAPipeline(OpPassManager &pm,
   pm.addPass(createConvertLaunchesToRuntimePass());
   pm.addPass(createCallRuntimeThroughTablePass());
   pm.addPass(createEmitEntryPointsPass());
+  // Anything left outside the LLVM dialect would reach the translation.
+  pm.addPass(createCheckLoweredToLLVMPass());
 }
