@@ -108,6 +108,44 @@ def CopyRepeatedResultsPass
   let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::memref::MemRefDialect", "::mlir::tensor::TensorDialect"];
 }
 
+def ReturnBuffersUnreshapedPass
+    : Pass<"tp-return-buffers-unreshaped", "::mlir::ModuleOp"> {
+  let summary = "A returned reshape of a fresh buffer becomes a fresh buffer of the result's shape, so that no copy into the out-parameter is left";
+  let description = [{
+    Runs on memrefs, after bufferization and before
+    `buffer-results-to-out-params`, which hands a returned `memref.alloc` the
+    caller's out-parameter but copies anything else into it. A model whose
+    result is a reshape of what it computes (`[batch, seq, d]` returned as
+    `[batch * seq, d]`: a GPT block's output, a model's logits) returned a
+    `memref.collapse_shape` of a buffer, and each run copied the whole result
+    once more. Here the buffer is allocated at the result's shape instead and
+    the computation writes it through the inverse reshape, which for buffers
+    with identity layouts is a view of the same memory. Only static,
+    identity-layout allocations in the function's entry block, returned by
+    a single-block function through one `memref.collapse_shape` or
+    `memref.expand_shape` and by no other result, are rewritten.
+
+    Example:
+
+    ```mlir
+    %a = memref.alloc() : memref<4x128x768xf32>
+    linalg.fill ins(%zero : f32) outs(%a : memref<4x128x768xf32>)
+    %r = memref.collapse_shape %a [[0, 1], [2]] : memref<4x128x768xf32> into memref<512x768xf32>
+    return %r : memref<512x768xf32>
+    ```
+
+    becomes
+
+    ```mlir
+    %r = memref.alloc() : memref<512x768xf32>
+    %a = memref.expand_shape %r [[0, 1], [2]] output_shape [4, 128, 768] : memref<512x768xf32> into memref<4x128x768xf32>
+    linalg.fill ins(%zero : f32) outs(%a : memref<4x128x768xf32>)
+    return %r : memref<512x768xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def DecomposeAggregatesPass
     : Pass<"tp-decompose-aggregates", "::mlir::ModuleOp"> {
   let summary = "Decomposes aggregate linalg ops (linalg.softmax) into the structured ops that lower to loops";

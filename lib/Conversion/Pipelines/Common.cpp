@@ -53,6 +53,9 @@ void mlir::tp::addBufferFrontPasses(OpPassManager &pm,
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   // Distinct tensors may have become one buffer.
   pm.addPass(createCopyRepeatedResultsPass());
+  // A result that reshapes a buffer gets the buffer itself, which the next
+  // pass makes the out-parameter: no copy at the end of every run.
+  pm.addPass(createReturnBuffersUnreshapedPass());
   bufferization::BufferResultsToOutParamsPassOptions outParams;
   outParams.hoistStaticAllocs = true;
   outParams.modifyPublicFunctions = true;
