@@ -35,10 +35,10 @@ struct CheckLoweredToLLVMPass
           !reported.insert(op->getName()).second)
         return;
       op->emitOpError() << "is not lowered to the LLVM dialect: the lowering "
-                         "converts no '"
-                      << op->getName().getDialectNamespace()
-                      << "' op (a model computes with the func, tensor, "
-                         "linalg, arith, math and tp dialects)";
+                           "converts no '"
+                        << op->getName().getDialectNamespace()
+                        << "' op (a model computes with the func, tensor, "
+                           "linalg, arith, math and tp dialects)";
     });
     if (!reported.empty())
       signalPassFailure();
