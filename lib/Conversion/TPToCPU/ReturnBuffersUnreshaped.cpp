@@ -32,8 +32,8 @@ bool isPlainStatic(MemRefType type) {
 
 /// The allocation that `result` reshapes, when it can be allocated at the
 /// result's shape instead: a static, identity-layout memref.alloc in the
-/// function's entry block, reshaped by `reshape` and returned by nothing
-/// else of `ret`.
+/// function's entry block, neither freed nor reallocated, reshaped by
+/// `reshape` and returned by nothing else of `ret`.
 memref::AllocOp rewritableSource(Operation *reshape, func::ReturnOp ret,
                                  Block &entry) {
   if (!reshape || !isa<memref::CollapseShapeOp, memref::ExpandShapeOp>(reshape))
@@ -42,6 +42,10 @@ memref::AllocOp rewritableSource(Operation *reshape, func::ReturnOp ret,
   if (!alloc || alloc->getBlock() != &entry ||
       !isPlainStatic(alloc.getType()) ||
       !isPlainStatic(cast<MemRefType>(reshape->getResult(0).getType())))
+    return {};
+  // A buffer freed or reallocated here cannot become the caller's.
+  if (llvm::any_of(alloc->getUsers(),
+                   llvm::IsaPred<memref::DeallocOp, memref::ReallocOp>))
     return {};
   // Another result that is the buffer or another view of it would alias the
   // out-parameter.

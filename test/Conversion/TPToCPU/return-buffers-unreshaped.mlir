@@ -65,3 +65,20 @@ func.func @kept(%arg: memref<2x4xf32>, %n: index)
   %t = memref.collapse_shape %d [[0, 1]] : memref<?x4xf32> into memref<?xf32>
   return %r, %a, %s, %t : memref<8xf32>, memref<2x4xf32>, memref<8xf32>, memref<?xf32>
 }
+
+// -----
+
+// Left alone: a buffer the function frees (its memory cannot become the
+// caller's out-parameter).
+
+// CHECK-LABEL: func.func @freed
+// CHECK: %[[A:.*]] = memref.alloc() : memref<2x4xf32>
+// CHECK: %[[R:.*]] = memref.collapse_shape %[[A]]
+// CHECK: memref.dealloc %[[A]]
+// CHECK: return %[[R]]
+func.func @freed() -> memref<8xf32> {
+  %a = memref.alloc() : memref<2x4xf32>
+  %r = memref.collapse_shape %a [[0, 1]] : memref<2x4xf32> into memref<8xf32>
+  memref.dealloc %a : memref<2x4xf32>
+  return %r : memref<8xf32>
+}
