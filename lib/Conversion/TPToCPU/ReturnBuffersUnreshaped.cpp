@@ -47,8 +47,9 @@ memref::AllocOp rewritableSource(Operation *reshape, func::ReturnOp ret,
   if (llvm::any_of(alloc->getUsers(),
                    llvm::IsaPred<memref::DeallocOp, memref::ReallocOp>))
     return {};
-  // Another result that is the buffer or another view of it would alias the
-  // out-parameter.
+  // Another result that is the buffer or reads from it: one buffer backs
+  // two results, and which of them gets it is left to
+  // buffer-results-to-out-params (it copies the other), as before.
   unsigned uses = 0;
   for (Value v : ret.getOperands()) {
     if (v == alloc.getResult())
