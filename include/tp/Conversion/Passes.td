@@ -190,6 +190,65 @@ def FuseElementwisePass : Pass<"tp-fuse-elementwise", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def FoldAddendsIntoGemmPass
+    : Pass<"tp-fold-addends-into-gemm", "::mlir::ModuleOp"> {
+  let summary = "A GEMM's accumulator starts from the bias and residual added to its result";
+  let description = [{
+    Part of `--tp-lower-to-cpu` and `--tp-lower-to-cuda`, after
+    `tp-fuse-elementwise`, on tensors. A sum into a zeroed accumulator (a
+    GEMM: `linalg.fill 0` as its init, a body yielding `addf(acc, ...)`)
+    whose result goes only to an elementwise `linalg.generic` that adds
+    inputs to it (`%mm + %bias`, then `+ %residual`) starts from those
+    inputs instead: a new loop writes their sum into the accumulator (or a
+    single whole-tensor addend is the accumulator itself), the GEMM adds its
+    product to it (`tp-convert-gemm-to-blas` finds no zeroing fill and calls
+    BLAS with beta = 1, PyTorch's `addmm(bias, x, W)`), and the consumer
+    loses those adds: it goes away when it only copied the sum, and keeps
+    the rest (a GELU) otherwise. The accumulator is no longer zeroed, then
+    read back and written again by the bias add: one pass over the GEMM's
+    output less. The sum is the same up to the order of the float additions
+    (bias + sum instead of sum + bias).
+
+    Only f32 GEMMs with static shapes, whose result has that one use, read
+    through the identity map, and only adds of the consumer's inputs that
+    come before anything else it computes with the sum. Not part of
+    `--tp-lower-to-cpu{reference}`.
+
+    Example:
+
+    ```mlir
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<512x768xf32>) -> tensor<512x768xf32>
+    %mm = linalg.matmul ins(%x, %w : tensor<512x768xf32>, tensor<768x768xf32>)
+                        outs(%z : tensor<512x768xf32>) -> tensor<512x768xf32>
+    %y = linalg.generic {indexing_maps = [#id, #row, #id, #id], ...}
+        ins(%mm, %bias, %res : tensor<512x768xf32>, tensor<768xf32>, tensor<512x768xf32>)
+        outs(%e : tensor<512x768xf32>) {
+    ^bb0(%m: f32, %b: f32, %r: f32, %o: f32):
+      %0 = arith.addf %m, %b : f32
+      %1 = arith.addf %0, %r : f32
+      linalg.yield %1 : f32
+    } -> tensor<512x768xf32>
+    ```
+
+    becomes
+
+    ```mlir
+    %init = linalg.generic {indexing_maps = [#row, #id, #id], ...}
+        ins(%bias, %res : tensor<768xf32>, tensor<512x768xf32>)
+        outs(%e2 : tensor<512x768xf32>) {
+    ^bb0(%b: f32, %r: f32, %o: f32):
+      %0 = arith.addf %b, %r : f32
+      linalg.yield %0 : f32
+    } -> tensor<512x768xf32>
+    %y = linalg.matmul ins(%x, %w : tensor<512x768xf32>, tensor<768x768xf32>)
+                       outs(%init : tensor<512x768xf32>) -> tensor<512x768xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def FuseReductionsPass : Pass<"tp-fuse-reductions", "::mlir::ModuleOp"> {
   let summary = "Runs row-wise chains with reductions (layernorm, softmax) one tile of rows at a time";
   let description = [{

@@ -38,8 +38,11 @@ void mlir::tp::addBufferFrontPasses(OpPassManager &pm,
   // linalg.generic, which bufferizes.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addPass(createDecomposeAggregatesPass());
-  if (options.fuse)
+  if (options.fuse) {
     pm.addPass(createFuseElementwisePass());
+    // A GEMM starts from its bias: one pass over its output less.
+    pm.addPass(createFoldAddendsIntoGemmPass());
+  }
   if (options.fuseReductions)
     pm.addPass(createFuseReductionsPass());
   if (options.approximateMath)

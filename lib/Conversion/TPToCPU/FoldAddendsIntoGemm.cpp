@@ -1,0 +1,197 @@
+//===- FoldAddendsIntoGemm.cpp - A GEMM's sum starts from its bias --------===//
+//
+// Part of tp-mlir, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// PyTorch's nn.Linear runs addmm(bias, x, W): the GEMM's C starts as the bias
+// and the kernel adds x W to it (beta = 1), as XLA's GEMM rewriter does with
+// an add after a dot. A linalg program instead zeroes the accumulator, sums
+// into it, then adds the bias in the next loop: C is zeroed, written, read
+// back and written again. Here, on tensors after tp-fuse-elementwise, the
+// terms the consumer adds to the sum (a bias, a residual) move into a loop
+// that initialises the accumulator, and the consumer loses those adds (and
+// goes away when nothing else is left of it). tp-convert-gemm-to-blas then
+// finds no zeroing fill and accumulates into C.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tp/Conversion/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::tp {
+#define GEN_PASS_DEF_FOLDADDENDSINTOGEMMPASS
+#include "tp/Conversion/Passes.h.inc"
+} // namespace mlir::tp
+
+using namespace mlir;
+using namespace mlir::tp;
+
+namespace {
+
+/// Whether `value` is a linalg.fill of a floating-point zero.
+bool isZeroFill(Value value) {
+  auto fill = value.getDefiningOp<linalg::FillOp>();
+  if (!fill)
+    return false;
+  FloatAttr constant;
+  return matchPattern(fill.getInputs()[0], m_Constant(&constant)) &&
+         constant.getValue().isZero();
+}
+
+/// Whether `op` sums into its one init: its body yields `addf(init, x)`,
+/// the init read nowhere else, over at least one reduction loop; then its
+/// result is init + (the sum of the x), whatever the init holds.
+bool sumsIntoInit(linalg::LinalgOp op) {
+  if (op.getNumDpsInits() != 1 || op->getNumResults() != 1 ||
+      op.getNumReductionLoops() == 0 || !op.hasPureTensorSemantics() ||
+      op->getNumRegions() != 1)
+    return false;
+  Block *body = op.getBlock();
+  BlockArgument acc = body->getArguments().back();
+  auto yield = cast<linalg::YieldOp>(body->getTerminator());
+  auto add = yield.getValues()[0].getDefiningOp<arith::AddFOp>();
+  if (!add || !acc.hasOneUse() || add->getBlock() != body)
+    return false;
+  return (add.getLhs() == acc) != (add.getRhs() == acc);
+}
+
+/// One addend of the GEMM's result: an input of the consumer, read through
+/// the consumer's indexing map (the GEMM result's index space).
+struct Addend {
+  Value value;
+  AffineMap map;
+};
+
+struct FoldAddendsIntoGemmPass
+    : public tp::impl::FoldAddendsIntoGemmPassBase<FoldAddendsIntoGemmPass> {
+  void runOnOperation() override {
+    SmallVector<linalg::LinalgOp> sums;
+    getOperation()->walk([&](linalg::LinalgOp op) {
+      if (sumsIntoInit(op) && isZeroFill(op.getDpsInits()[0]))
+        sums.push_back(op);
+    });
+    for (linalg::LinalgOp sum : sums)
+      fold(sum);
+    if (consumers.empty())
+      return;
+    RewritePatternSet patterns(&getContext());
+    linalg::populateEraseUnusedOperandsAndResultsPatterns(patterns);
+    GreedyRewriteConfig config;
+    config.setStrictness(GreedyRewriteStrictness::ExistingOps);
+    (void)applyOpPatternsGreedily(consumers, std::move(patterns), config);
+    consumers.clear();
+  }
+
+  /// Moves what the single consumer of `sum`'s result adds to it into
+  /// `sum`'s init.
+  void fold(linalg::LinalgOp sum) {
+    Value result = sum->getResult(0);
+    auto type = dyn_cast<RankedTensorType>(result.getType());
+    // f16/bf16 GEMMs accumulate on the CPU through a widened copy of C: a
+    // nonzero C would cost a conversion where the zero one costs none.
+    if (!type || !type.hasStaticShape() || !type.getElementType().isF32() ||
+        !result.hasOneUse())
+      return;
+    auto consumer = dyn_cast<linalg::GenericOp>(*result.getUsers().begin());
+    if (!consumer || consumer.getNumLoops() != consumer.getNumParallelLoops() ||
+        consumer.getNumLoops() != static_cast<unsigned>(type.getRank()))
+      return;
+    OpOperand *operand = &*result.getUses().begin();
+    if (consumer->getBlock() != sum->getBlock() ||
+        !consumer.isDpsInput(operand) ||
+        !consumer.getMatchingIndexingMap(operand).isIdentity())
+      return;
+    BlockArgument value = consumer.getMatchingBlockArgument(operand);
+
+    // Each add of an input of the consumer to the sum, in the order the
+    // consumer adds them.
+    SmallVector<Addend> addends;
+    while (value.hasOneUse()) {
+      auto add = dyn_cast<arith::AddFOp>(*value.getUsers().begin());
+      if (!add || add->getBlock() != consumer.getBlock())
+        break;
+      Value other = add.getLhs() == value ? add.getRhs() : add.getLhs();
+      auto arg = dyn_cast<BlockArgument>(other);
+      if (other == value || !arg || arg.getOwner() != consumer.getBlock() ||
+          arg.getArgNumber() >= consumer.getNumDpsInputs())
+        break;
+      OpOperand *input = consumer.getDpsInputOperand(arg.getArgNumber());
+      addends.push_back({input->get(), consumer.getMatchingIndexingMap(input)});
+      add.getResult().replaceAllUsesWith(value);
+      add->erase();
+    }
+    if (addends.empty())
+      return;
+    // The addends are defined before the consumer, perhaps after the sum:
+    // the sum (pure, read only by the consumer) moves down to it.
+    sum->moveBefore(consumer);
+
+    // init = the addends' sum, in the consumer's order; one addend read
+    // whole is the init itself (bufferization writes over it, or over a
+    // copy where it is read later).
+    Operation *fill = sum.getDpsInits()[0].getDefiningOp();
+    if (addends.size() == 1 && addends[0].map.isIdentity() &&
+        addends[0].value.getType() == type) {
+      sum.getDpsInitsMutable()[0].assign(addends[0].value);
+    } else {
+      sum.getDpsInitsMutable()[0].assign(initialSum(sum, type, addends));
+    }
+    if (fill->use_empty())
+      fill->erase();
+
+    // A consumer left copying the sum goes away; one left with other work
+    // stops reading the addends.
+    auto yield = cast<linalg::YieldOp>(consumer.getBlock()->getTerminator());
+    if (consumer->getNumResults() == 1 &&
+        consumer.getBody()->getOperations().size() == 1 &&
+        yield.getValues()[0] == value &&
+        consumer.getIndexingMapsArray().back().isIdentity() &&
+        consumer.getResult(0).getType() == type) {
+      consumer.getResult(0).replaceAllUsesWith(result);
+      llvm::erase(consumers, consumer.getOperation());
+      consumer->erase();
+      return;
+    }
+    if (!llvm::is_contained(consumers, consumer.getOperation()))
+      consumers.push_back(consumer);
+  }
+
+  /// A loop that writes the sum of `addends` into a fresh tensor of `type`.
+  static Value initialSum(linalg::LinalgOp sum, RankedTensorType type,
+                          ArrayRef<Addend> addends) {
+    OpBuilder b(sum);
+    Location loc = sum.getLoc();
+    Value empty =
+        tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
+    SmallVector<Value> inputs;
+    SmallVector<AffineMap> maps;
+    for (const Addend &addend : addends) {
+      inputs.push_back(addend.value);
+      maps.push_back(addend.map);
+    }
+    maps.push_back(b.getMultiDimIdentityMap(type.getRank()));
+    SmallVector<utils::IteratorType> iterators(type.getRank(),
+                                               utils::IteratorType::parallel);
+    auto init = linalg::GenericOp::create(
+        b, loc, type, inputs, ValueRange{empty}, maps, iterators,
+        [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+          Value total = args[0];
+          for (Value next : args.drop_front().drop_back())
+            total = arith::AddFOp::create(nested, nestedLoc, total, next);
+          linalg::YieldOp::create(nested, nestedLoc, total);
+        });
+    return init.getResult(0);
+  }
+
+  /// Consumers that kept other work: their unread inputs are dropped.
+  SmallVector<Operation *> consumers;
+};
+
+} // namespace

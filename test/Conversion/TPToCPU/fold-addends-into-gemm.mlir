@@ -1,0 +1,196 @@
+// RUN: tp-opt %s --split-input-file --tp-fold-addends-into-gemm | FileCheck %s
+
+// Tests that a GEMM whose zeroed accumulator is summed into, and whose only
+// reader adds inputs to its result, starts from those inputs (a bias, a
+// residual) instead; and the cases it leaves alone.
+
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (j)>
+
+// Bias and residual: both start the accumulator, the consumer goes away.
+// CHECK-LABEL: func.func @bias_and_residual
+// CHECK-SAME: (%[[X:.*]]: tensor<4x16xf32>, %[[W:.*]]: tensor<16x8xf32>, %[[B:.*]]: tensor<8xf32>, %[[R:.*]]: tensor<4x8xf32>)
+// CHECK-NOT: linalg.fill
+// CHECK: %[[INIT:.*]] = linalg.generic {indexing_maps = [#[[ROW:.*]], #[[ID:.*]], #[[ID]]], iterator_types = ["parallel", "parallel"]}
+// CHECK-SAME: ins(%[[B]], %[[R]] : tensor<8xf32>, tensor<4x8xf32>) outs(%{{.*}} : tensor<4x8xf32>)
+// CHECK-NEXT: ^bb0(%[[BV:.*]]: f32, %[[RV:.*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT: %[[S:.*]] = arith.addf %[[BV]], %[[RV]] : f32
+// CHECK-NEXT: linalg.yield %[[S]]
+// CHECK: %[[M:.*]] = linalg.matmul ins(%[[X]], %[[W]] : tensor<4x16xf32>, tensor<16x8xf32>) outs(%[[INIT]] : tensor<4x8xf32>)
+// CHECK-NEXT: return %[[M]]
+func.func @bias_and_residual(%x: tensor<4x16xf32>, %w: tensor<16x8xf32>, %b: tensor<8xf32>,
+                             %r: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %z = arith.constant 0.0 : f32
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %m = linalg.matmul ins(%x, %w : tensor<4x16xf32>, tensor<16x8xf32>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %y = linalg.generic {indexing_maps = [#id, #row, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%m, %b, %r : tensor<4x8xf32>, tensor<8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%v: f32, %bv: f32, %rv: f32, %o: f32):
+    %s = arith.addf %v, %bv : f32
+    %t = arith.addf %rv, %s : f32
+    linalg.yield %t : f32
+  } -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (j)>
+
+// Bias then GELU: the bias starts the accumulator; the consumer keeps the
+// GELU and no longer reads the bias.
+// CHECK-LABEL: func.func @bias_then_tanh
+// CHECK-SAME: (%[[X:.*]]: tensor<4x16xf32>, %[[W:.*]]: tensor<16x8xf32>, %[[B:.*]]: tensor<8xf32>)
+// CHECK: %[[INIT:.*]] = linalg.generic
+// CHECK-SAME: ins(%[[B]] : tensor<8xf32>)
+// CHECK-NEXT: ^bb0(%[[BV:.*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT: linalg.yield %[[BV]]
+// CHECK: %[[M:.*]] = linalg.matmul {{.*}} outs(%[[INIT]] : tensor<4x8xf32>)
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%[[M]] : tensor<4x8xf32>)
+// CHECK-NEXT: ^bb0(%[[V:.*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT: %[[T:.*]] = math.tanh %[[V]]
+// CHECK-NEXT: linalg.yield %[[T]]
+func.func @bias_then_tanh(%x: tensor<4x16xf32>, %w: tensor<16x8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %z = arith.constant 0.0 : f32
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %m = linalg.matmul ins(%x, %w : tensor<4x16xf32>, tensor<16x8xf32>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %y = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%m, %b : tensor<4x8xf32>, tensor<8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%v: f32, %bv: f32, %o: f32):
+    %s = arith.addf %v, %bv : f32
+    %t = math.tanh %s : f32
+    linalg.yield %t : f32
+  } -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (j)>
+
+// A residual alone is the accumulator itself; a bias defined after the GEMM
+// brings the GEMM down to its consumer.
+// CHECK-LABEL: func.func @residual_only
+// CHECK-SAME: (%[[X:.*]]: tensor<4x16xf32>, %[[W:.*]]: tensor<16x8xf32>, %[[R:.*]]: tensor<4x8xf32>)
+// CHECK-NOT: linalg
+// CHECK: %[[M:.*]] = linalg.matmul ins(%[[X]], %[[W]] : tensor<4x16xf32>, tensor<16x8xf32>) outs(%[[R]] : tensor<4x8xf32>)
+// CHECK-NEXT: return %[[M]]
+func.func @residual_only(%x: tensor<4x16xf32>, %w: tensor<16x8xf32>, %r: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %z = arith.constant 0.0 : f32
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %m = linalg.matmul ins(%x, %w : tensor<4x16xf32>, tensor<16x8xf32>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %y = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%r, %m : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%rv: f32, %v: f32, %o: f32):
+    %s = arith.addf %rv, %v : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// CHECK-LABEL: func.func @bias_defined_after
+// CHECK: tensor.collapse_shape
+// CHECK: %[[INIT:.*]] = linalg.generic
+// CHECK: %[[M:.*]] = linalg.generic {{.*}} outs(%[[INIT]] : tensor<2x2x8xf32>)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: mulf
+// CHECK-NEXT: addf
+// CHECK-NEXT: linalg.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: return %[[M]]
+#lhs3 = affine_map<(i, j, n, k) -> (i, j, k)>
+#rhs3 = affine_map<(i, j, n, k) -> (k, n)>
+#out3 = affine_map<(i, j, n, k) -> (i, j, n)>
+#id3 = affine_map<(i, j, n) -> (i, j, n)>
+#bias3 = affine_map<(i, j, n) -> (n)>
+func.func @bias_defined_after(%x: tensor<2x2x16xf32>, %w: tensor<16x8xf32>, %b: tensor<1x8xf32>) -> tensor<2x2x8xf32> {
+  %e = tensor.empty() : tensor<2x2x8xf32>
+  %z = arith.constant 0.0 : f32
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<2x2x8xf32>) -> tensor<2x2x8xf32>
+  %m = linalg.generic {indexing_maps = [#lhs3, #rhs3, #out3], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : tensor<2x2x16xf32>, tensor<16x8xf32>) outs(%f : tensor<2x2x8xf32>) {
+  ^bb0(%a: f32, %c: f32, %acc: f32):
+    %p = arith.mulf %a, %c : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<2x2x8xf32>
+  %bc = tensor.collapse_shape %b [[0, 1]] : tensor<1x8xf32> into tensor<8xf32>
+  %y = linalg.generic {indexing_maps = [#id3, #bias3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%m, %bc : tensor<2x2x8xf32>, tensor<8xf32>) outs(%e : tensor<2x2x8xf32>) {
+  ^bb0(%v: f32, %bv: f32, %o: f32):
+    %s = arith.addf %v, %bv : f32
+    linalg.yield %s : f32
+  } -> tensor<2x2x8xf32>
+  return %y : tensor<2x2x8xf32>
+}
+
+// -----
+
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (j)>
+#tr = affine_map<(i, j) -> (j, i)>
+
+// Left alone: the result read twice, an accumulator that is not zero, a
+// consumer that computes with the sum before adding, a transposed read, f16.
+// CHECK-LABEL: func.func @kept
+// CHECK-COUNT-5: linalg.fill
+// CHECK-NOT: outs(%arg
+func.func @kept(%x: tensor<4x16xf32>, %w: tensor<16x8xf32>, %b: tensor<8xf32>,
+                %xt: tensor<8x16xf32>, %wt: tensor<16x8xf32>,
+                %xh: tensor<4x16xf16>, %wh: tensor<16x8xf16>, %bh: tensor<8xf16>)
+    -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<8x8xf32>, tensor<4x8xf16>) {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %z = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %m = linalg.matmul ins(%x, %w : tensor<4x16xf32>, tensor<16x8xf32>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %y = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%m, %b : tensor<4x8xf32>, tensor<8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%v: f32, %bv: f32, %o: f32):
+    %s = arith.addf %v, %bv : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  %f1 = linalg.fill ins(%one : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %m1 = linalg.matmul ins(%x, %w : tensor<4x16xf32>, tensor<16x8xf32>) outs(%f1 : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %y1 = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%m1, %b : tensor<4x8xf32>, tensor<8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%v: f32, %bv: f32, %o: f32):
+    %s = arith.addf %v, %bv : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  %f2 = linalg.fill ins(%z : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %m2 = linalg.matmul ins(%x, %w : tensor<4x16xf32>, tensor<16x8xf32>) outs(%f2 : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %y2 = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%m2, %b : tensor<4x8xf32>, tensor<8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%v: f32, %bv: f32, %o: f32):
+    %t = math.tanh %v : f32
+    %s = arith.addf %t, %bv : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  %et = tensor.empty() : tensor<8x8xf32>
+  %f3 = linalg.fill ins(%z : f32) outs(%et : tensor<8x8xf32>) -> tensor<8x8xf32>
+  %m3 = linalg.matmul ins(%xt, %wt : tensor<8x16xf32>, tensor<16x8xf32>) outs(%f3 : tensor<8x8xf32>) -> tensor<8x8xf32>
+  %y3 = linalg.generic {indexing_maps = [#tr, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%m3, %b : tensor<8x8xf32>, tensor<8xf32>) outs(%et : tensor<8x8xf32>) {
+  ^bb0(%v: f32, %bv: f32, %o: f32):
+    %s = arith.addf %v, %bv : f32
+    linalg.yield %s : f32
+  } -> tensor<8x8xf32>
+  %eh = tensor.empty() : tensor<4x8xf16>
+  %zh = arith.constant 0.0 : f16
+  %f4 = linalg.fill ins(%zh : f16) outs(%eh : tensor<4x8xf16>) -> tensor<4x8xf16>
+  %m4 = linalg.matmul ins(%xh, %wh : tensor<4x16xf16>, tensor<16x8xf16>) outs(%f4 : tensor<4x8xf16>) -> tensor<4x8xf16>
+  %y4 = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%m4, %bh : tensor<4x8xf16>, tensor<8xf16>) outs(%eh : tensor<4x8xf16>) {
+  ^bb0(%v: f16, %bv: f16, %o: f16):
+    %s = arith.addf %v, %bv : f16
+    linalg.yield %s : f16
+  } -> tensor<4x8xf16>
+  return %y, %m, %y1, %y2, %y3, %y4 : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<8x8xf32>, tensor<4x8xf16>
+}
