@@ -60,10 +60,12 @@ def RecordManifestPass : Pass<"tp-record-manifest", "::mlir::ModuleOp"> {
     A sharding `s=D0/D1/...|P` lists, per dimension, the indices of the mesh
     axes that split it (comma-separated, major to minor), then the partial
     axes. Element types other than f32, f64, f16, bf16, i32 and i64, and
-    arguments that are not ranked tensors, are errors. The shardings
-    (`tp.sharding`, `tp.shardings`, `tp.origin(s)`) and names (`tp.name`) are then dropped: they
-    live on in the manifest, and lowering would copy them onto ops they do
-    not describe.
+    arguments that are not ranked tensors, are errors. The ops' shardings
+    (`tp.shardings`, `tp.origin(s)`) and the names (`tp.name`) are then
+    dropped: they live on in the manifest, and lowering would copy them onto
+    ops they do not describe. The arguments' and results' `tp.sharding`
+    stay until `tp-convert-collectives-to-runtime`: `tp-fold-addends-into-gemm`
+    reads which inputs every device of a group shares.
 
     A function attribute whose name is one of llvm.func's own (`linkage`,
     `personality`, ...) is an error: the LLVM lowering would take it as
@@ -194,8 +196,8 @@ def FoldAddendsIntoGemmPass
     : Pass<"tp-fold-addends-into-gemm", "::mlir::ModuleOp"> {
   let summary = "A GEMM's accumulator starts from the bias and residual added to its result";
   let description = [{
-    Part of `--tp-lower-to-cpu` and `--tp-lower-to-cuda`, after
-    `tp-fuse-elementwise`, on tensors. A sum into a zeroed accumulator (a
+    Part of `--tp-lower-to-cpu` and `--tp-lower-to-cuda`, after the fusion
+    passes, on tensors. A sum into a zeroed accumulator (a
     GEMM: `linalg.fill 0` as its init, a body yielding `addf(acc, ...)`)
     whose result goes only to an elementwise `linalg.generic` that adds
     inputs to it (`%mm + %bias`, then `+ %residual`) starts from those
@@ -209,10 +211,23 @@ def FoldAddendsIntoGemmPass
     output less. The sum is the same up to the order of the float additions
     (bias + sum instead of sum + bias).
 
-    Only f32 GEMMs with static shapes, whose result has that one use, read
-    through the identity map, and only adds of the consumer's inputs that
-    come before anything else it computes with the sum. Not part of
-    `--tp-lower-to-cpu{reference}`.
+    A partial sum (a row-parallel GEMM) whose `tp.all_reduce sum` goes to
+    such a consumer (Megatron's output projections: all-reduce, then bias
+    and residual) starts from the addends on the first member of the
+    reduction's group only, from zero on the others (`scf.if` on
+    `tp.axis_index`): the all-reduce adds them once, and the pass after it
+    goes away. An addend moves there only if it is the same on every member
+    of the group: the analysis in `tp/Dialect/TP/IR/Uniformity.h` (MLIR's
+    sparse dataflow, through calls to private functions) follows it back to
+    arguments whose `tp.sharding` neither splits nor leaves pending a sum
+    over the group's axes, and to values all-reduced or all-gathered over
+    them.
+
+    Only f32 GEMMs with static shapes, whose result (or its all-reduce) has
+    that one use, read through the identity map, and only adds of the
+    consumer's inputs that come before anything else it computes with the
+    sum (defined before the all-reduce, for a partial sum). Runs after
+    `tp-fuse-reductions`. Not part of `--tp-lower-to-cpu{reference}`.
 
     Example:
 
@@ -246,6 +261,7 @@ def FoldAddendsIntoGemmPass
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect",
                            "::mlir::tensor::TensorDialect"];
 }
 

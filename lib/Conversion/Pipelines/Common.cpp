@@ -38,13 +38,15 @@ void mlir::tp::addBufferFrontPasses(OpPassManager &pm,
   // linalg.generic, which bufferizes.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addPass(createDecomposeAggregatesPass());
-  if (options.fuse) {
+  if (options.fuse)
     pm.addPass(createFuseElementwisePass());
-    // A GEMM starts from its bias: one pass over its output less.
-    pm.addPass(createFoldAddendsIntoGemmPass());
-  }
   if (options.fuseReductions)
     pm.addPass(createFuseReductionsPass());
+  // A GEMM starts from its bias: one pass over its output less. After the
+  // CSE of tp-fuse-reductions, which would merge the empty tensor that both
+  // branches of a partial sum's init write with others.
+  if (options.fuse)
+    pm.addPass(createFoldAddendsIntoGemmPass());
   if (options.approximateMath)
     pm.addPass(createApproximateMathPass());
   // Tensors -> buffers: identity layouts at function boundaries (the runtime

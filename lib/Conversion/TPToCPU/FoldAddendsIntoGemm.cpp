@@ -18,9 +18,15 @@
 
 #include "tp/Conversion/Passes.h"
 
+#include "tp/Dialect/TP/IR/TPOps.h"
+#include "tp/Dialect/TP/IR/Uniformity.h"
+
+#include "mlir/Analysis/DataFlow/ConstantPropagationAnalysis.h"
+#include "mlir/Analysis/DataFlow/DeadCodeAnalysis.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -73,12 +79,25 @@ struct FoldAddendsIntoGemmPass
     : public tp::impl::FoldAddendsIntoGemmPassBase<FoldAddendsIntoGemmPass> {
   void runOnOperation() override {
     SmallVector<linalg::LinalgOp> sums;
+    bool reduced = false;
     getOperation()->walk([&](linalg::LinalgOp op) {
-      if (sumsIntoInit(op) && isZeroFill(op.getDpsInits()[0]))
-        sums.push_back(op);
+      if (!sumsIntoInit(op) || !isZeroFill(op.getDpsInits()[0]))
+        return;
+      sums.push_back(op);
+      reduced |= llvm::any_of(op->getUsers(), llvm::IsaPred<AllReduceOp>);
     });
+    // Which addends are the same on every member of a reduction's group.
+    DataFlowSolver variance;
+    if (reduced) {
+      variance.load<dataflow::DeadCodeAnalysis>();
+      variance.load<dataflow::SparseConstantPropagation>();
+      variance.load<VarianceAnalysis>();
+      if (succeeded(variance.initializeAndRun(getOperation())))
+        solver = &variance;
+    }
     for (linalg::LinalgOp sum : sums)
       fold(sum);
+    solver = nullptr;
     if (consumers.empty())
       return;
     RewritePatternSet patterns(&getContext());
@@ -89,8 +108,8 @@ struct FoldAddendsIntoGemmPass
     consumers.clear();
   }
 
-  /// Moves what the single consumer of `sum`'s result adds to it into
-  /// `sum`'s init.
+  /// Moves what the single consumer of `sum`'s result (or of the all-reduce
+  /// of it) adds to it into `sum`'s init.
   void fold(linalg::LinalgOp sum) {
     Value result = sum->getResult(0);
     auto type = dyn_cast<RankedTensorType>(result.getType());
@@ -99,11 +118,22 @@ struct FoldAddendsIntoGemmPass
     if (!type || !type.hasStaticShape() || !type.getElementType().isF32() ||
         !result.hasOneUse())
       return;
-    auto consumer = dyn_cast<linalg::GenericOp>(*result.getUsers().begin());
+    // A partial sum: its all-reduce is what the consumer reads.
+    auto reduce = dyn_cast<AllReduceOp>(*result.getUsers().begin());
+    Value read = result;
+    if (reduce) {
+      if (!solver || reduce.getKind() != ReductionKind::Sum ||
+          reduce.hasBufferSemantics() || reduce->getBlock() != sum->getBlock())
+        return;
+      read = reduce.getResult();
+      if (!read.hasOneUse())
+        return;
+    }
+    auto consumer = dyn_cast<linalg::GenericOp>(*read.getUsers().begin());
     if (!consumer || consumer.getNumLoops() != consumer.getNumParallelLoops() ||
         consumer.getNumLoops() != static_cast<unsigned>(type.getRank()))
       return;
-    OpOperand *operand = &*result.getUses().begin();
+    OpOperand *operand = &*read.getUses().begin();
     if (consumer->getBlock() != sum->getBlock() ||
         !consumer.isDpsInput(operand) ||
         !consumer.getMatchingIndexingMap(operand).isIdentity())
@@ -113,36 +143,57 @@ struct FoldAddendsIntoGemmPass
     // Each add of an input of the consumer to the sum, in the order the
     // consumer adds them.
     SmallVector<Addend> addends;
-    while (value.hasOneUse()) {
-      auto add = dyn_cast<arith::AddFOp>(*value.getUsers().begin());
+    SmallVector<arith::AddFOp> adds;
+    Value running = value;
+    while (running.hasOneUse()) {
+      auto add = dyn_cast<arith::AddFOp>(*running.getUsers().begin());
       if (!add || add->getBlock() != consumer.getBlock())
         break;
-      Value other = add.getLhs() == value ? add.getRhs() : add.getLhs();
+      Value other = add.getLhs() == running ? add.getRhs() : add.getLhs();
       auto arg = dyn_cast<BlockArgument>(other);
-      if (other == value || !arg || arg.getOwner() != consumer.getBlock() ||
+      if (other == running || !arg || arg.getOwner() != consumer.getBlock() ||
           arg.getArgNumber() >= consumer.getNumDpsInputs())
         break;
       OpOperand *input = consumer.getDpsInputOperand(arg.getArgNumber());
+      // Added before the reduction, on one member of its group: the same
+      // addend on every member, defined before the reduction.
+      if (reduce && (!isUniformOver(*solver, input->get(), reduce.getMeshAttr(),
+                                    axesOf(reduce.getAxes())) ||
+                     !dominates(input->get(), reduce)))
+        break;
       addends.push_back({input->get(), consumer.getMatchingIndexingMap(input)});
-      add.getResult().replaceAllUsesWith(value);
-      add->erase();
+      adds.push_back(add);
+      running = add.getResult();
     }
     if (addends.empty())
       return;
-    // The addends are defined before the consumer, perhaps after the sum:
-    // the sum (pure, read only by the consumer) moves down to it.
-    sum->moveBefore(consumer);
+    running.replaceAllUsesWith(value);
+    for (arith::AddFOp add : llvm::reverse(adds))
+      add->erase();
 
-    // init = the addends' sum, in the consumer's order; one addend read
-    // whole is the init itself (bufferization writes over it, or over a
-    // copy where it is read later).
-    Operation *fill = sum.getDpsInits()[0].getDefiningOp();
-    if (addends.size() == 1 && addends[0].map.isIdentity() &&
-        addends[0].value.getType() == type) {
-      sum.getDpsInitsMutable()[0].assign(addends[0].value);
+    // The addends are defined before what the consumer reads, perhaps after
+    // the sum: the sum (pure, read only there) moves down to it.
+    auto fill = sum.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
+    sum->moveBefore(reduce ? reduce.getOperation() : consumer.getOperation());
+    OpBuilder b(sum);
+    Location loc = sum.getLoc();
+    Value init;
+    if (reduce) {
+      init = initialOnFirstMember(b, loc, type, addends, reduce,
+                                  fill.getInputs()[0]);
+    } else if (addends.size() == 1 && addends[0].map.isIdentity() &&
+               addends[0].value.getType() == type) {
+      // One addend read whole is the init itself (bufferization writes over
+      // it, or over a copy where it is read later).
+      init = addends[0].value;
     } else {
-      sum.getDpsInitsMutable()[0].assign(initialSum(sum, type, addends));
+      // The addends' sum, in the consumer's order.
+      init = initialSum(b, loc,
+                        tensor::EmptyOp::create(b, loc, type.getShape(),
+                                                type.getElementType()),
+                        addends);
     }
+    sum.getDpsInitsMutable()[0].assign(init);
     if (fill->use_empty())
       fill->erase();
 
@@ -154,7 +205,7 @@ struct FoldAddendsIntoGemmPass
         yield.getValues()[0] == value &&
         consumer.getIndexingMapsArray().back().isIdentity() &&
         consumer.getResult(0).getType() == type) {
-      consumer.getResult(0).replaceAllUsesWith(result);
+      consumer.getResult(0).replaceAllUsesWith(read);
       llvm::erase(consumers, consumer.getOperation());
       consumer->erase();
       return;
@@ -163,13 +214,23 @@ struct FoldAddendsIntoGemmPass
       consumers.push_back(consumer);
   }
 
-  /// A loop that writes the sum of `addends` into a fresh tensor of `type`.
-  static Value initialSum(linalg::LinalgOp sum, RankedTensorType type,
+  static SmallVector<StringRef> axesOf(ArrayAttr axes) {
+    return llvm::map_to_vector(
+        axes, [](Attribute axis) { return cast<StringAttr>(axis).getValue(); });
+  }
+
+  static bool dominates(Value value, Operation *op) {
+    if (auto arg = dyn_cast<BlockArgument>(value))
+      return arg.getOwner()->getParentOp()->isProperAncestor(op);
+    Operation *def = value.getDefiningOp();
+    Operation *here = def->getBlock()->findAncestorOpInBlock(*op);
+    return here && def->isBeforeInBlock(here);
+  }
+
+  /// A loop at `b` that writes the sum of `addends` into `empty`.
+  static Value initialSum(OpBuilder &b, Location loc, Value empty,
                           ArrayRef<Addend> addends) {
-    OpBuilder b(sum);
-    Location loc = sum.getLoc();
-    Value empty =
-        tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
+    auto type = cast<RankedTensorType>(empty.getType());
     SmallVector<Value> inputs;
     SmallVector<AffineMap> maps;
     for (const Addend &addend : addends) {
@@ -190,6 +251,35 @@ struct FoldAddendsIntoGemmPass
     return init.getResult(0);
   }
 
+  /// The partial sum's init: the addends' sum on the first member of the
+  /// reduction's group, zero on the others (the all-reduce then adds the
+  /// addends once). Both branches write one tensor, which bufferizes to one
+  /// buffer allocated outside them.
+  static Value initialOnFirstMember(OpBuilder &b, Location loc,
+                                    RankedTensorType type,
+                                    ArrayRef<Addend> addends,
+                                    AllReduceOp reduce, Value zero) {
+    Value empty =
+        tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
+    Value index = AxisIndexOp::create(b, loc, reduce.getMeshAttr().getValue(),
+                                      axesOf(reduce.getAxes()));
+    Value first =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, index,
+                              arith::ConstantIndexOp::create(b, loc, 0));
+    auto branch = scf::IfOp::create(b, loc, TypeRange{type}, first,
+                                    /*withElseRegion=*/true);
+    OpBuilder thenBuilder = branch.getThenBodyBuilder();
+    scf::YieldOp::create(thenBuilder, loc,
+                         initialSum(thenBuilder, loc, empty, addends));
+    OpBuilder elseBuilder = branch.getElseBodyBuilder();
+    Value zeroed =
+        linalg::FillOp::create(elseBuilder, loc, zero, empty).getResult(0);
+    scf::YieldOp::create(elseBuilder, loc, zeroed);
+    return branch.getResult(0);
+  }
+
+  /// While some partial sum is reduced: the addends' variance.
+  DataFlowSolver *solver = nullptr;
   /// Consumers that kept other work: their unread inputs are dropped.
   SmallVector<Operation *> consumers;
 };

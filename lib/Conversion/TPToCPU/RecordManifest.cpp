@@ -231,9 +231,10 @@ struct RecordManifestPass
                     StringAttr::get(module.getContext(), text));
     // The shardings live on in the manifest; left on the ops, lowering would
     // copy them onto ops they do not describe (scalar ops in linalg bodies).
+    // The arguments' and results' stay until tp-convert-collectives-to-runtime
+    // (tp-fold-addends-into-gemm reads which inputs every device shares).
     removeDiscardableAttrs(module, [](StringRef name) {
-      return name == TPDialect::kShardingAttrName ||
-             name == TPDialect::kShardingsAttrName ||
+      return name == TPDialect::kShardingsAttrName ||
              name == TPDialect::kOriginAttrName ||
              name == TPDialect::kNameAttrName ||
              name == TPDialect::kOriginsAttrName;

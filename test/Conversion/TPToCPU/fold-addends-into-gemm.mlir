@@ -194,3 +194,149 @@ func.func @kept(%x: tensor<4x16xf32>, %w: tensor<16x8xf32>, %b: tensor<8xf32>,
   } -> tensor<4x8xf16>
   return %y, %m, %y1, %y2, %y3, %y4 : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<8x8xf32>, tensor<4x8xf16>
 }
+
+// -----
+
+// A partial sum whose all-reduce gets the addends: the first member of the
+// group starts from them, the others from zero, and the all-reduce adds them
+// once. The addends must be the same on every member: replicated arguments,
+// values computed from them, all-reduced values, through calls.
+
+tp.mesh @world ["tp" = 4]
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (j)>
+
+// CHECK-LABEL: func.func @partial
+// CHECK-SAME: %[[B:[^:]*]]: tensor<8xf32> {tp.sharding = #tp.sharding<@world, [{}]>}, %[[R:[^:]*]]: tensor<4x8xf32> {tp.sharding = #tp.sharding<@world, [{}, {}]>}
+// CHECK-NOT: linalg.fill
+// CHECK: %[[I:.*]] = tp.axis_index @world ["tp"] : index
+// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[I]], %{{.*}} : index
+// CHECK: %[[INIT:.*]] = scf.if %[[FIRST]] -> (tensor<4x8xf32>) {
+// CHECK: %[[S:.*]] = linalg.generic {{.*}} ins(%[[B]], %[[R]] : tensor<8xf32>, tensor<4x8xf32>) outs(%[[E:.*]] : tensor<4x8xf32>)
+// CHECK: scf.yield %[[S]]
+// CHECK: } else {
+// CHECK: %[[Z2:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[E]] : tensor<4x8xf32>)
+// CHECK: scf.yield %[[Z2]]
+// CHECK: %[[M:.*]] = linalg.matmul {{.*}} outs(%[[INIT]] : tensor<4x8xf32>)
+// CHECK-NEXT: %[[A:.*]] = tp.all_reduce sum %[[M]] over @world ["tp"]
+// CHECK-NEXT: return %[[A]]
+func.func @partial(%x: tensor<4x4xf32> {tp.sharding = #tp.sharding<@world, [{}, {"tp"}]>},
+                   %w: tensor<4x8xf32> {tp.sharding = #tp.sharding<@world, [{"tp"}, {}]>},
+                   %b: tensor<8xf32> {tp.sharding = #tp.sharding<@world, [{}]>},
+                   %r: tensor<4x8xf32> {tp.sharding = #tp.sharding<@world, [{}, {}]>})
+    -> (tensor<4x8xf32> {tp.sharding = #tp.sharding<@world, [{}, {}]>}) attributes {tp.spmd = @world} {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %z = arith.constant 0.0 : f32
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %m = linalg.matmul ins(%x, %w : tensor<4x4xf32>, tensor<4x8xf32>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %a = tp.all_reduce sum %m over @world ["tp"] : tensor<4x8xf32>
+  %y = linalg.generic {indexing_maps = [#id, #row, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a, %b, %r : tensor<4x8xf32>, tensor<8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%v: f32, %bv: f32, %rv: f32, %o: f32):
+    %s = arith.addf %v, %bv : f32
+    %t = arith.addf %rv, %s : f32
+    linalg.yield %t : f32
+  } -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// Not the same on every member of the group: an argument split over the
+// reduced axis, a block each member keeps (tp.all_slice). Both stay adds after
+// the all-reduce; the replicated bias before them still moves.
+// CHECK-LABEL: func.func @partial_varying
+// CHECK-SAME: %[[B:[^:]*]]: tensor<8xf32> {tp.sharding = #tp.sharding<@world, [{}]>}, %[[R:[^:]*]]: tensor<4x8xf32> {tp.sharding = #tp.sharding<@world, [{"tp"}, {}]>}
+// CHECK: %[[S:.*]] = tp.all_slice
+// CHECK: scf.if
+// CHECK: linalg.generic {{.*}} ins(%[[B]] : tensor<8xf32>)
+// CHECK: %[[A:.*]] = tp.all_reduce sum
+// CHECK: linalg.generic {{.*}} ins(%[[A]], %[[R]], %[[S]] : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>)
+// CHECK: arith.addf
+// CHECK: arith.addf
+func.func @partial_varying(%x: tensor<4x4xf32> {tp.sharding = #tp.sharding<@world, [{}, {"tp"}]>},
+                           %w: tensor<4x8xf32> {tp.sharding = #tp.sharding<@world, [{"tp"}, {}]>},
+                           %b: tensor<8xf32> {tp.sharding = #tp.sharding<@world, [{}]>},
+                           %r: tensor<4x8xf32> {tp.sharding = #tp.sharding<@world, [{"tp"}, {}]>},
+                           %g: tensor<16x8xf32> {tp.sharding = #tp.sharding<@world, [{}, {}]>})
+    -> (tensor<4x8xf32> {tp.sharding = #tp.sharding<@world, [{}, {}]>}) attributes {tp.spmd = @world} {
+  %s = tp.all_slice %g over @world ["tp"] dim 0 : tensor<16x8xf32> -> tensor<4x8xf32>
+  %e = tensor.empty() : tensor<4x8xf32>
+  %z = arith.constant 0.0 : f32
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %m = linalg.matmul ins(%x, %w : tensor<4x4xf32>, tensor<4x8xf32>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %a = tp.all_reduce sum %m over @world ["tp"] : tensor<4x8xf32>
+  %y = linalg.generic {indexing_maps = [#id, #row, #id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a, %b, %r, %s : tensor<4x8xf32>, tensor<8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%v: f32, %bv: f32, %rv: f32, %sv: f32, %o: f32):
+    %0 = arith.addf %v, %bv : f32
+    %1 = arith.addf %0, %sv : f32
+    %2 = arith.addf %1, %rv : f32
+    linalg.yield %2 : f32
+  } -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// Through calls: a private layer's residual argument is the entry's
+// replicated input, then the previous layer's all-reduced result.
+// CHECK-LABEL: func.func private @layer
+// CHECK: scf.if
+// CHECK: linalg.generic {{.*}} ins(%arg0 : tensor<4x8xf32>)
+// CHECK: linalg.matmul
+// CHECK-NEXT: tp.all_reduce
+// CHECK-NEXT: return
+func.func @layers(%x: tensor<4x8xf32> {tp.sharding = #tp.sharding<@world, [{}, {}]>},
+                  %w: tensor<8x8xf32> {tp.sharding = #tp.sharding<@world, [{"tp"}, {}]>},
+                  %xs: tensor<4x8xf32> {tp.sharding = #tp.sharding<@world, [{}, {"tp"}]>})
+    -> (tensor<4x8xf32> {tp.sharding = #tp.sharding<@world, [{}, {}]>}) attributes {tp.spmd = @world} {
+  %0 = call @layer(%x, %xs, %w) : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %1 = call @layer(%0, %xs, %w) : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  return %1 : tensor<4x8xf32>
+}
+func.func private @layer(%x: tensor<4x8xf32>, %xs: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4x8xf32> attributes {tp.spmd = @world} {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %z = arith.constant 0.0 : f32
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %m = linalg.matmul ins(%xs, %w : tensor<4x8xf32>, tensor<8x8xf32>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %a = tp.all_reduce sum %m over @world ["tp"] : tensor<4x8xf32>
+  %y = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a, %x : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%v: f32, %rv: f32, %o: f32):
+    %t = arith.addf %rv, %v : f32
+    linalg.yield %t : f32
+  } -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// On a 2-D mesh, an addend split over "dp" only is the same on every member
+// of a group over "tp"; one that was all-reduced over "tp" too.
+tp.mesh @grid ["dp" = 2, "tp" = 4]
+#id = affine_map<(i, j) -> (i, j)>
+
+// CHECK-LABEL: func.func @other_axis
+// CHECK: tp.axis_index @grid ["tp"]
+// CHECK: scf.if
+// CHECK: linalg.generic {{.*}} ins(%arg2, %[[R:.*]] : tensor<4x8xf32>, tensor<4x8xf32>)
+// CHECK: linalg.matmul
+// CHECK-NEXT: tp.all_reduce sum %{{.*}} over @grid ["tp"]
+// CHECK-NEXT: return
+func.func @other_axis(%x: tensor<4x4xf32> {tp.sharding = #tp.sharding<@grid, [{"dp"}, {"tp"}]>},
+                      %w: tensor<4x8xf32> {tp.sharding = #tp.sharding<@grid, [{"tp"}, {}]>},
+                      %r: tensor<4x8xf32> {tp.sharding = #tp.sharding<@grid, [{"dp"}, {}]>},
+                      %p: tensor<4x8xf32> {tp.sharding = #tp.sharding<@grid, [{}, {}], partial = ["tp"]>})
+    -> (tensor<4x8xf32> {tp.sharding = #tp.sharding<@grid, [{"dp"}, {}]>}) attributes {tp.spmd = @grid} {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %z = arith.constant 0.0 : f32
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %q = tp.all_reduce sum %p over @grid ["tp"] : tensor<4x8xf32>
+  %m = linalg.matmul ins(%x, %w : tensor<4x4xf32>, tensor<4x8xf32>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %a = tp.all_reduce sum %m over @grid ["tp"] : tensor<4x8xf32>
+  %y = linalg.generic {indexing_maps = [#id, #id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a, %r, %q : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%v: f32, %rv: f32, %qv: f32, %o: f32):
+    %0 = arith.addf %v, %rv : f32
+    %1 = arith.addf %0, %qv : f32
+    linalg.yield %1 : f32
+  } -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}

@@ -1,0 +1,215 @@
+//===- Uniformity.cpp - Values equal on every device of a group -----------===//
+//
+// Part of tp-mlir, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tp/Dialect/TP/IR/Uniformity.h"
+
+#include "tp/Dialect/TP/IR/TPAttrs.h"
+#include "tp/Dialect/TP/IR/TPDialect.h"
+#include "tp/Dialect/TP/IR/TPOps.h"
+
+#include "mlir/Analysis/DataFlowFramework.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace mlir::tp;
+
+namespace {
+
+/// Sorts (by identity: only set equality matters) and removes duplicates.
+void sortUnique(SmallVectorImpl<std::pair<StringAttr, StringAttr>> &axes) {
+  auto key = [](const std::pair<StringAttr, StringAttr> &a) {
+    return std::make_pair(a.first.getAsOpaquePointer(),
+                          a.second.getAsOpaquePointer());
+  };
+  llvm::sort(axes,
+             [&](const auto &a, const auto &b) { return key(a) < key(b); });
+  axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
+}
+
+} // namespace
+
+Variance Variance::everything() {
+  Variance v;
+  v.state = State::Everything;
+  return v;
+}
+
+Variance Variance::over(FlatSymbolRefAttr mesh, ArrayRef<StringRef> axes) {
+  Variance v;
+  v.state = State::Axes;
+  for (StringRef axis : axes)
+    v.axes.push_back(
+        {mesh.getAttr(), StringAttr::get(mesh.getContext(), axis)});
+  sortUnique(v.axes);
+  return v;
+}
+
+bool Variance::variesOver(FlatSymbolRefAttr mesh,
+                          ArrayRef<StringRef> groupAxes) const {
+  if (state != State::Axes)
+    return true;
+  return llvm::any_of(axes, [&](const MeshAxis &a) {
+    return a.first == mesh.getAttr() &&
+           llvm::is_contained(groupAxes, a.second.getValue());
+  });
+}
+
+Variance Variance::without(FlatSymbolRefAttr mesh,
+                           ArrayRef<StringRef> groupAxes) const {
+  if (state != State::Axes)
+    return *this;
+  Variance v = *this;
+  llvm::erase_if(v.axes, [&](const MeshAxis &a) {
+    return a.first == mesh.getAttr() &&
+           llvm::is_contained(groupAxes, a.second.getValue());
+  });
+  return v;
+}
+
+Variance Variance::join(const Variance &lhs, const Variance &rhs) {
+  if (lhs.state == State::Unknown)
+    return rhs;
+  if (rhs.state == State::Unknown)
+    return lhs;
+  if (lhs.state == State::Everything || rhs.state == State::Everything)
+    return everything();
+  Variance v = lhs;
+  v.axes.append(rhs.axes.begin(), rhs.axes.end());
+  sortUnique(v.axes);
+  return v;
+}
+
+void Variance::print(raw_ostream &os) const {
+  if (state == State::Unknown) {
+    os << "<unknown>";
+    return;
+  }
+  if (state == State::Everything) {
+    os << "<every axis>";
+    return;
+  }
+  os << "[";
+  llvm::interleaveComma(axes, os, [&](const MeshAxis &a) {
+    os << "@" << a.first.getValue() << ":" << a.second.getValue();
+  });
+  os << "]";
+}
+
+namespace {
+
+SmallVector<StringRef> axesOf(ArrayAttr axes) {
+  SmallVector<StringRef> names;
+  for (Attribute axis : axes)
+    names.push_back(cast<StringAttr>(axis).getValue());
+  return names;
+}
+
+} // namespace
+
+LogicalResult
+VarianceAnalysis::visitOperation(Operation *op,
+                                 ArrayRef<const VarianceLattice *> operands,
+                                 ArrayRef<VarianceLattice *> results) {
+  if (results.empty())
+    return success();
+  Variance fromOperands;
+  for (const VarianceLattice *operand : operands)
+    fromOperands = Variance::join(fromOperands, operand->getValue());
+  auto setAll = [&](const Variance &v) {
+    for (VarianceLattice *result : results)
+      propagateIfChanged(result, result->join(v));
+  };
+
+  if (auto index = dyn_cast<AxisIndexOp>(op)) {
+    setAll(Variance::over(index.getMeshAttr(), axesOf(index.getAxes())));
+    return success();
+  }
+  // Every member of the group receives the same tensor.
+  if (auto reduce = dyn_cast<AllReduceOp>(op)) {
+    setAll(
+        fromOperands.without(reduce.getMeshAttr(), axesOf(reduce.getAxes())));
+    return success();
+  }
+  if (auto gather = dyn_cast<AllGatherOp>(op)) {
+    setAll(
+        fromOperands.without(gather.getMeshAttr(), axesOf(gather.getAxes())));
+    return success();
+  }
+  // Each member keeps its own block.
+  auto keepsBlock = [&](FlatSymbolRefAttr mesh, ArrayAttr axes) {
+    setAll(Variance::join(fromOperands, Variance::over(mesh, axesOf(axes))));
+  };
+  if (auto slice = dyn_cast<AllSliceOp>(op)) {
+    keepsBlock(slice.getMeshAttr(), slice.getAxes());
+    return success();
+  }
+  if (auto scatter = dyn_cast<ReduceScatterOp>(op)) {
+    keepsBlock(scatter.getMeshAttr(), scatter.getAxes());
+    return success();
+  }
+  if (auto toAll = dyn_cast<AllToAllOp>(op)) {
+    keepsBlock(toAll.getMeshAttr(), toAll.getAxes());
+    return success();
+  }
+  // Anything else of the dialect (tp.annotate, tp.reshard: global form), and
+  // any op that reads or writes memory, is not a function of its operands.
+  if (isa<TPDialect>(op->getDialect()) || !isMemoryEffectFree(op)) {
+    setAllToEntryStates(results);
+    return success();
+  }
+  // A pure op: its operands, and what its regions read from above.
+  Variance v = fromOperands;
+  if (op->getNumRegions()) {
+    llvm::SetVector<Value> captured;
+    getUsedValuesDefinedAbove(op->getRegions(), captured);
+    for (Value value : captured)
+      v = Variance::join(
+          v, getLatticeElementFor(getProgramPointAfter(op), value)->getValue());
+  }
+  setAll(v);
+  return success();
+}
+
+void VarianceAnalysis::visitNonControlFlowArguments(
+    Operation *op, const RegionSuccessor &successor,
+    ArrayRef<VarianceLattice *> argLattices, unsigned firstIndex) {
+  Variance v;
+  for (Value operand : op->getOperands())
+    v = Variance::join(
+        v, getLatticeElementFor(getProgramPointAfter(op), operand)->getValue());
+  auto set = [&](ArrayRef<VarianceLattice *> lattices) {
+    for (VarianceLattice *lattice : lattices)
+      propagateIfChanged(lattice, lattice->join(v));
+  };
+  set(argLattices.take_front(firstIndex));
+  set(argLattices.drop_front(firstIndex +
+                             successor.getSuccessorInputs().size()));
+}
+
+void VarianceAnalysis::setToEntryState(VarianceLattice *lattice) {
+  Variance v = Variance::everything();
+  if (auto arg = dyn_cast<BlockArgument>(lattice->getAnchor())) {
+    auto func =
+        dyn_cast_or_null<FunctionOpInterface>(arg.getOwner()->getParentOp());
+    if (func && arg.getOwner()->isEntryBlock()) {
+      if (auto sharding = func.getArgAttrOfType<ShardingAttr>(
+              arg.getArgNumber(), TPDialect::kShardingAttrName))
+        v = Variance::over(sharding.getMesh(), sharding.getUsedAxes());
+    }
+  }
+  propagateIfChanged(lattice, lattice->join(v));
+}
+
+bool mlir::tp::isUniformOver(const DataFlowSolver &solver, Value value,
+                             FlatSymbolRefAttr mesh, ArrayRef<StringRef> axes) {
+  const VarianceLattice *lattice = solver.lookupState<VarianceLattice>(value);
+  return lattice && lattice->getValue().isKnown() &&
+         !lattice->getValue().variesOver(mesh, axes);
+}
