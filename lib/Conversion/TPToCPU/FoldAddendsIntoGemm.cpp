@@ -8,11 +8,16 @@
 // and the kernel adds x W to it (beta = 1), as XLA's GEMM rewriter does with
 // an add after a dot. A linalg program instead zeroes the accumulator, sums
 // into it, then adds the bias in the next loop: C is zeroed, written, read
-// back and written again. Here, on tensors after tp-fuse-elementwise, the
+// back and written again. Here, on tensors after the fusion passes, the
 // terms the consumer adds to the sum (a bias, a residual) move into a loop
 // that initialises the accumulator, and the consumer loses those adds (and
 // goes away when nothing else is left of it). tp-convert-gemm-to-blas then
 // finds no zeroing fill and accumulates into C.
+//
+// A partial sum read through its all-reduce starts from the terms on the
+// first member of the reduction's group only (zero elsewhere), so the
+// all-reduce adds them once; a term moves there only where the variance
+// analysis (tp/Dialect/TP/IR/Uniformity.h) shows it equal on every member.
 //
 //===----------------------------------------------------------------------===//
 
