@@ -35,6 +35,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Affinity.h"
 #include "Program.h"
 #include "RankContext.h"
 
@@ -45,6 +46,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <pthread.h>
+#include <sched.h>
 #include <sstream>
 #include <thread>
 #include <type_traits>
@@ -637,9 +640,27 @@ void keepFigures(tprt_session *session, const RunState &state, bool device) {
     session->deviceProfiles.clear();
 }
 
+/// The core each rank thread is pinned to (Affinity.h), from the cores this
+/// process may run on; none when the ranks fit, or TPRT_PIN_RANKS=0.
+std::vector<int> pinnedCores(int64_t numRanks) {
+  if (const char *pin = std::getenv("TPRT_PIN_RANKS"))
+    if (std::strcmp(pin, "0") == 0)
+      return {};
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) != 0)
+    return {};
+  std::vector<int> allowed;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+    if (CPU_ISSET(cpu, &set))
+      allowed.push_back(cpu);
+  return rankCores(allowed, numRanks);
+}
+
 /// Steps 3 and 4 with every rank in this process, its buffers made: each
-/// rank on its thread, then the wait, the session's figures, and the root
-/// cause of a failure (null when every rank succeeded).
+/// rank on its thread (pinned to a core when the ranks outnumber the cores),
+/// then the wait, the session's figures, and the root cause of a failure
+/// (null when every rank succeeded).
 tprt_status runRankThreads(tprt_session *session, const tprt_program *program,
                            const Function &f,
                            const std::shared_ptr<RunState> &state) {
@@ -647,10 +668,19 @@ tprt_status runRankThreads(tprt_session *session, const tprt_program *program,
   // Everything a rank needs is allocated here: nothing in a rank's thread
   // can throw.
   EntryFn entry = f.entry;
+  std::vector<int> cores = pinnedCores(numRanks);
   std::vector<std::thread> threads;
   threads.reserve(static_cast<size_t>(numRanks));
   for (int64_t rank = 0; rank < numRanks; ++rank) {
-    threads.emplace_back([state, entry, rank] {
+    int core = cores.empty() ? -1 : cores[static_cast<size_t>(rank)];
+    threads.emplace_back([state, entry, rank, core] {
+      if (core >= 0) {
+        // Best effort: a refusal leaves the thread where the kernel puts it.
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(core, &set);
+        (void)pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+      }
       RunState &s = *state;
       s.statuses[rank] = runRank(s, entry, rank);
       std::lock_guard<std::mutex> lock(s.mutex);
