@@ -23,6 +23,7 @@
 
 #include "tp/Conversion/Passes.h"
 
+#include "tp/Dialect/TP/IR/TPAttrs.h"
 #include "tp/Dialect/TP/IR/TPOps.h"
 #include "tp/Dialect/TP/IR/Uniformity.h"
 
@@ -33,6 +34,7 @@
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Dominance.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -100,9 +102,12 @@ struct FoldAddendsIntoGemmPass
       if (succeeded(variance.initializeAndRun(getOperation())))
         solver = &variance;
     }
+    DominanceInfo dominanceInfo(getOperation());
+    dominance = &dominanceInfo;
     for (linalg::LinalgOp sum : sums)
       fold(sum);
     solver = nullptr;
+    dominance = nullptr;
     if (consumers.empty())
       return;
     RewritePatternSet patterns(&getContext());
@@ -163,8 +168,8 @@ struct FoldAddendsIntoGemmPass
       // Added before the reduction, on one member of its group: the same
       // addend on every member, defined before the reduction.
       if (reduce && (!isUniformOver(*solver, input->get(), reduce.getMeshAttr(),
-                                    axesOf(reduce.getAxes())) ||
-                     !dominates(input->get(), reduce)))
+                                    getAxisNames(reduce.getAxes())) ||
+                     !dominance->properlyDominates(input->get(), reduce)))
         break;
       addends.push_back({input->get(), consumer.getMatchingIndexingMap(input)});
       adds.push_back(add);
@@ -219,19 +224,6 @@ struct FoldAddendsIntoGemmPass
       consumers.push_back(consumer);
   }
 
-  static SmallVector<StringRef> axesOf(ArrayAttr axes) {
-    return llvm::map_to_vector(
-        axes, [](Attribute axis) { return cast<StringAttr>(axis).getValue(); });
-  }
-
-  static bool dominates(Value value, Operation *op) {
-    if (auto arg = dyn_cast<BlockArgument>(value))
-      return arg.getOwner()->getParentOp()->isProperAncestor(op);
-    Operation *def = value.getDefiningOp();
-    Operation *here = def->getBlock()->findAncestorOpInBlock(*op);
-    return here && def->isBeforeInBlock(here);
-  }
-
   /// A loop at `b` that writes the sum of `addends` into `empty`.
   static Value initialSum(OpBuilder &b, Location loc, Value empty,
                           ArrayRef<Addend> addends) {
@@ -267,7 +259,7 @@ struct FoldAddendsIntoGemmPass
     Value empty =
         tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
     Value index = AxisIndexOp::create(b, loc, reduce.getMeshAttr().getValue(),
-                                      axesOf(reduce.getAxes()));
+                                      getAxisNames(reduce.getAxes()));
     Value first =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, index,
                               arith::ConstantIndexOp::create(b, loc, 0));
@@ -285,6 +277,8 @@ struct FoldAddendsIntoGemmPass
 
   /// While some partial sum is reduced: the addends' variance.
   DataFlowSolver *solver = nullptr;
+  /// While folding: whether an addend is defined before the all-reduce.
+  DominanceInfo *dominance = nullptr;
   /// Consumers that kept other work: their unread inputs are dropped.
   SmallVector<Operation *> consumers;
 };

@@ -340,3 +340,32 @@ func.func @other_axis(%x: tensor<4x4xf32> {tp.sharding = #tp.sharding<@grid, [{"
   } -> tensor<4x8xf32>
   return %y : tensor<4x8xf32>
 }
+
+// -----
+
+// An addend equal on every member but defined after the all-reduce stays
+// after it: the init would come before its definition.
+// CHECK-LABEL: func.func @defined_after_reduce
+// CHECK-NOT: scf.if
+// CHECK: linalg.generic
+// CHECK: arith.addf
+tp.mesh @world ["tp" = 4]
+#id = affine_map<(i, j) -> (i, j)>
+func.func @defined_after_reduce(%x: tensor<4x4xf32> {tp.sharding = #tp.sharding<@world, [{}, {"tp"}]>},
+             %w: tensor<4x8xf32> {tp.sharding = #tp.sharding<@world, [{"tp"}, {}]>},
+             %g: tensor<4x8xf32> {tp.sharding = #tp.sharding<@world, [{}, {}], partial = ["tp"]>})
+    -> (tensor<4x8xf32> {tp.sharding = #tp.sharding<@world, [{}, {}]>}) attributes {tp.spmd = @world} {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %z = arith.constant 0.0 : f32
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %m = linalg.matmul ins(%x, %w : tensor<4x4xf32>, tensor<4x8xf32>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %a = tp.all_reduce sum %m over @world ["tp"] : tensor<4x8xf32>
+  %q = tp.all_reduce sum %g over @world ["tp"] : tensor<4x8xf32>
+  %y = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a, %q : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%v: f32, %qv: f32, %o: f32):
+    %t = arith.addf %v, %qv : f32
+    linalg.yield %t : f32
+  } -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}

@@ -102,17 +102,6 @@ void Variance::print(raw_ostream &os) const {
   os << "]";
 }
 
-namespace {
-
-SmallVector<StringRef> axesOf(ArrayAttr axes) {
-  SmallVector<StringRef> names;
-  for (Attribute axis : axes)
-    names.push_back(cast<StringAttr>(axis).getValue());
-  return names;
-}
-
-} // namespace
-
 LogicalResult
 VarianceAnalysis::visitOperation(Operation *op,
                                  ArrayRef<const VarianceLattice *> operands,
@@ -128,23 +117,24 @@ VarianceAnalysis::visitOperation(Operation *op,
   };
 
   if (auto index = dyn_cast<AxisIndexOp>(op)) {
-    setAll(Variance::over(index.getMeshAttr(), axesOf(index.getAxes())));
+    setAll(Variance::over(index.getMeshAttr(), getAxisNames(index.getAxes())));
     return success();
   }
   // Every member of the group receives the same tensor.
   if (auto reduce = dyn_cast<AllReduceOp>(op)) {
-    setAll(
-        fromOperands.without(reduce.getMeshAttr(), axesOf(reduce.getAxes())));
+    setAll(fromOperands.without(reduce.getMeshAttr(),
+                                getAxisNames(reduce.getAxes())));
     return success();
   }
   if (auto gather = dyn_cast<AllGatherOp>(op)) {
-    setAll(
-        fromOperands.without(gather.getMeshAttr(), axesOf(gather.getAxes())));
+    setAll(fromOperands.without(gather.getMeshAttr(),
+                                getAxisNames(gather.getAxes())));
     return success();
   }
   // Each member keeps its own block.
   auto keepsBlock = [&](FlatSymbolRefAttr mesh, ArrayAttr axes) {
-    setAll(Variance::join(fromOperands, Variance::over(mesh, axesOf(axes))));
+    setAll(
+        Variance::join(fromOperands, Variance::over(mesh, getAxisNames(axes))));
   };
   if (auto slice = dyn_cast<AllSliceOp>(op)) {
     keepsBlock(slice.getMeshAttr(), slice.getAxes());
