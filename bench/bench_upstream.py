@@ -25,9 +25,15 @@ process's wall time of each (start-up, parsing, the passes, printing; best of --
 the ratio tp-mlir / upstream: lower is better for tp-mlir) and the collectives each
 program ends with. Both verify after every pass unless --no-verify.
 
+Then, at the largest N, where each whole process goes: start-up and exit, parsing, the
+passes, printing and the rest (--mlir-timing of a run with every verifier run off:
+parsing's, the pass manager's and the printer's), and the verifier runs (the difference
+between the two processes' best wall times), with the pass time at which tp-mlir's whole
+process would be 0.5x upstream's: what the rest of the process leaves the passes.
+
 usage: bench_upstream.py [--tp-opt build/bin/tp-opt] [--mlir-opt /usr/lib/llvm-22/bin/mlir-opt]
                          [--layers 1,8,64,256] [--repeat 3] [--tp 4] [--no-verify]
-                         [--callgrind]
+                         [--callgrind] [--no-breakdown]
 """
 
 import argparse
@@ -46,14 +52,17 @@ TP_PASSES = "tp-fold-reshapes,tp-propagate,tp-partition,tp-optimize-collectives"
 TP_SHARDING = {"FoldReshapesPass", "PropagatePass", "PartitionPass",
                "OptimizeCollectivesPass"}
 UPSTREAM_SHARDING = {"ShardingPropagation", "Partition"}
-NOT_PASSES = {"root", "Parser", "Output", "Rest", "Total", "'func.func' Pipeline"}
+NOT_PASSES = {"root", "Parser", "Output", "Rest", "Total"}
+# Every verifier run off: after parsing, after each pass, before printing.
+NO_VERIFIER = ["--mlir-very-unsafe-disable-verifier-on-parsing", "--verify-each=false",
+               "--mlir-print-assume-verified"]
 
 
 def pipeline(passes, canonicalize):
     return f"--pass-pipeline=builtin.module({passes}{',canonicalize' if canonicalize else ''})"
 
 
-def pass_times(cmd, repeat):
+def pass_times(cmd, repeat, skip=NOT_PASSES):
     """Seconds per pass name from --mlir-timing, each the best of `repeat` runs (this
     machine's wall times vary by up to 2x between runs); the last run's output."""
     best = {}
@@ -66,11 +75,32 @@ def pass_times(cmd, repeat):
         times = {}
         for line in proc.stderr.splitlines():
             m = re.match(r"\s*([0-9.]+) \(\s*[0-9.]+%\)\s+(.+?)\s*$", line)
-            if m and m.group(2) not in NOT_PASSES:
+            # Nested pipelines ("'func.func' Pipeline", and in the list display
+            # "Pipeline Collection : ['func.func']") hold the passes listed
+            # after them: counting them too would count those twice.
+            if m and m.group(2) not in skip and not m.group(2).endswith(
+                    "Pipeline") and not m.group(2).startswith("Pipeline Collection"):
                 times[m.group(2)] = times.get(m.group(2), 0.0) + float(m.group(1))
         for name, t in times.items():
             best[name] = min(best.get(name, t), t)
     return best, proc
+
+
+def breakdown(cmd, repeat):
+    """Where one whole process goes, in seconds: each stage from --mlir-timing with every
+    verifier run off, start-up and exit (that process's wall time less its timed total),
+    and the verifier runs (the default process's wall time less that one's)."""
+    quiet = cmd + NO_VERIFIER
+    times, _ = pass_times(quiet, repeat, skip={"root", "Total"})
+    if times is None:
+        return None
+    stages = {"parse": times.pop("Parser", 0.0), "print": times.pop("Output", 0.0),
+              "rest": times.pop("Rest", 0.0)}
+    stages["passes"] = sum(times.values())
+    unverified = process_time(quiet, repeat)
+    stages["start-up, exit"] = max(0.0, unverified - sum(stages.values()))
+    stages["verifier runs"] = max(0.0, process_time(cmd, repeat) - unverified)
+    return stages
 
 
 def pass_instructions(cmd):
@@ -119,6 +149,8 @@ def main():
                          "work, not the verifier runs between them)")
     ap.add_argument("--callgrind", action="store_true",
                     help="also count instructions inside the pass manager (valgrind)")
+    ap.add_argument("--no-breakdown", action="store_true",
+                    help="leave out where each whole process goes at the largest N")
     args = ap.parse_args()
     extra = ["--verify-each=false"] if args.no_verify else []
     if args.callgrind and not shutil.which("valgrind"):
@@ -161,6 +193,30 @@ def main():
                   f" {up_all / tp_all:>5.1f}x | {p_tp:>9.3f} {p_up:>8.3f} {p_tp / p_up:>5.2f}x |"
                   f" {collectives(out_tp.stdout, 'tp')} / "
                   f"{collectives(out_up.stdout, 'shard')}")
+
+        if files and not args.no_breakdown and not args.no_verify:
+            n, ops, ours, theirs = max(files)
+            tp = breakdown([args.tp_opt, ours, "--tp-spmd"], args.repeat)
+            up = breakdown([args.mlir_opt, theirs, pipeline(UPSTREAM_PASSES, True)],
+                           args.repeat)
+            if tp and up:
+                names = ["start-up, exit", "parse", "passes", "print", "rest",
+                         "verifier runs"]
+                print(f"\nwhere the whole process goes at N = {n} (s; stages from "
+                      "--mlir-timing with every verifier run off, best of", args.repeat,
+                      "each)")
+                print(f"{'':>9} |" + "".join(f" {name:>14}" for name in names) +
+                      f" {'total':>7}")
+                for label, row in (("tp-mlir", tp), ("upstream", up)):
+                    print(f"{label:>9} |" + "".join(f" {row[k]:>14.3f}" for k in names) +
+                          f" {sum(row.values()):>7.3f}")
+                # What the rest of tp-mlir's process leaves its passes for 0.5x.
+                budget = 0.5 * sum(up.values()) - (sum(tp.values()) - tp["passes"])
+                print(f"whole process <= 0.5x upstream needs tp-mlir's passes in <= "
+                      f"{budget:.3f} s ({up['passes'] / budget:.1f}x upstream's "
+                      f"{up['passes']:.3f} s) where they take {tp['passes']:.3f} s "
+                      f"({up['passes'] / tp['passes']:.1f}x)" if budget > 0 else
+                      "whole process <= 0.5x upstream: out of reach even with free passes")
 
         if not args.callgrind:
             return
