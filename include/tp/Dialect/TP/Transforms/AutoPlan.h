@@ -42,6 +42,8 @@
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/DenseMap.h"
 
+#include <vector>
+
 namespace mlir::tp {
 
 class MeshOp;
@@ -102,7 +104,7 @@ struct FunctionPlan {
   std::optional<std::pair<double, double>> incumbentSeconds;
   /// Per weight (open argument of rank 2 or more; one per repeated layer),
   /// its choice and runner-up.
-  SmallVector<WeightChoice> weights;
+  std::vector<WeightChoice> weights;
 };
 
 /// Plans `func` over `mesh`. Fails with a diagnostic on the function when no

@@ -46,7 +46,9 @@ using AxisList = SmallVector<StringRef, 2>;
 /// A sharding while propagation builds it: the axes splitting each dimension
 /// and the axes of a pending sum. The mesh is the function's.
 struct TensorSharding {
-  SmallVector<AxisList> dims;
+  /// Two dimensions inline: a matrix's sharding is copied without a heap
+  /// allocation (propagation copies one per op and per operand).
+  SmallVector<AxisList, 2> dims;
   AxisList partial;
 
   bool operator==(const TensorSharding &other) const {
