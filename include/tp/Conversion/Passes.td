@@ -218,7 +218,8 @@ def FoldAddendsIntoGemmPass
     `tp.axis_index`): the all-reduce adds them once, and the pass after it
     goes away. An addend moves there only if it is the same on every member
     of the group: the analysis in `tp/Dialect/TP/IR/Uniformity.h` (MLIR's
-    sparse dataflow, through calls to private functions) follows it back to
+    sparse dataflow, one function at a time, with summaries across calls to
+    private functions: linear in the calls) follows it back to
     arguments whose `tp.sharding` neither splits nor leaves pending a sum
     over the group's axes, and to values all-reduced or all-gathered over
     them.

@@ -27,8 +27,6 @@
 #include "tp/Dialect/TP/IR/TPOps.h"
 #include "tp/Dialect/TP/IR/Uniformity.h"
 
-#include "mlir/Analysis/DataFlow/ConstantPropagationAnalysis.h"
-#include "mlir/Analysis/DataFlow/DeadCodeAnalysis.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -94,19 +92,14 @@ struct FoldAddendsIntoGemmPass
       reduced |= llvm::any_of(op->getUsers(), llvm::IsaPred<AllReduceOp>);
     });
     // Which addends are the same on every member of a reduction's group.
-    DataFlowSolver variance;
-    if (reduced) {
-      variance.load<dataflow::DeadCodeAnalysis>();
-      variance.load<dataflow::SparseConstantPropagation>();
-      variance.load<VarianceAnalysis>();
-      if (succeeded(variance.initializeAndRun(getOperation())))
-        solver = &variance;
-    }
+    VarianceInfo varianceInfo;
+    if (reduced && succeeded(varianceInfo.run(getOperation())))
+      variance = &varianceInfo;
     DominanceInfo dominanceInfo(getOperation());
     dominance = &dominanceInfo;
     for (linalg::LinalgOp sum : sums)
       fold(sum);
-    solver = nullptr;
+    variance = nullptr;
     dominance = nullptr;
     if (consumers.empty())
       return;
@@ -132,7 +125,7 @@ struct FoldAddendsIntoGemmPass
     auto reduce = dyn_cast<AllReduceOp>(*result.getUsers().begin());
     Value read = result;
     if (reduce) {
-      if (!solver || reduce.getKind() != ReductionKind::Sum ||
+      if (!variance || reduce.getKind() != ReductionKind::Sum ||
           reduce.hasBufferSemantics() || reduce->getBlock() != sum->getBlock())
         return;
       read = reduce.getResult();
@@ -167,9 +160,10 @@ struct FoldAddendsIntoGemmPass
       OpOperand *input = consumer.getDpsInputOperand(arg.getArgNumber());
       // Added before the reduction, on one member of its group: the same
       // addend on every member, defined before the reduction.
-      if (reduce && (!isUniformOver(*solver, input->get(), reduce.getMeshAttr(),
+      if (reduce &&
+          (!variance->isUniformOver(input->get(), reduce.getMeshAttr(),
                                     getAxisNames(reduce.getAxes())) ||
-                     !dominance->properlyDominates(input->get(), reduce)))
+           !dominance->properlyDominates(input->get(), reduce)))
         break;
       addends.push_back({input->get(), consumer.getMatchingIndexingMap(input)});
       adds.push_back(add);
@@ -276,7 +270,7 @@ struct FoldAddendsIntoGemmPass
   }
 
   /// While some partial sum is reduced: the addends' variance.
-  DataFlowSolver *solver = nullptr;
+  const VarianceInfo *variance = nullptr;
   /// While folding: whether an addend is defined before the all-reduce.
   DominanceInfo *dominance = nullptr;
   /// Consumers that kept other work: their unread inputs are dropped.

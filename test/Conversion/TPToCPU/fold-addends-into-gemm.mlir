@@ -306,6 +306,44 @@ func.func private @layer(%x: tensor<4x8xf32>, %xs: tensor<4x8xf32>, %w: tensor<8
   return %y : tensor<4x8xf32>
 }
 
+// A layer called once with the replicated input and once with what another
+// function returns split over "tp": its residual argument differs between the
+// members of a "tp" group, and stays after the all-reduce.
+// CHECK-LABEL: func.func @layers_varying
+// CHECK-LABEL: func.func private @vary
+// CHECK-LABEL: func.func private @layer_kept
+// CHECK-NOT: scf.if
+// CHECK: linalg.matmul
+// CHECK-NEXT: tp.all_reduce
+// CHECK-NEXT: linalg.generic
+func.func @layers_varying(%x: tensor<4x8xf32> {tp.sharding = #tp.sharding<@world, [{}, {}]>},
+                          %w: tensor<8x8xf32> {tp.sharding = #tp.sharding<@world, [{"tp"}, {}]>},
+                          %xs: tensor<4x8xf32> {tp.sharding = #tp.sharding<@world, [{}, {"tp"}]>})
+    -> (tensor<4x8xf32> {tp.sharding = #tp.sharding<@world, [{}, {}]>}) attributes {tp.spmd = @world} {
+  %0 = call @layer_kept(%x, %xs, %w) : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %v = call @vary(%0, %xs) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %1 = call @layer_kept(%v, %xs, %w) : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  return %1 : tensor<4x8xf32>
+}
+func.func private @vary(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>) -> tensor<4x8xf32> attributes {tp.spmd = @world} {
+  %s = arith.addf %a, %b : tensor<4x8xf32>
+  return %s : tensor<4x8xf32>
+}
+func.func private @layer_kept(%x: tensor<4x8xf32>, %xs: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4x8xf32> attributes {tp.spmd = @world} {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %z = arith.constant 0.0 : f32
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %m = linalg.matmul ins(%xs, %w : tensor<4x8xf32>, tensor<8x8xf32>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %a = tp.all_reduce sum %m over @world ["tp"] : tensor<4x8xf32>
+  %y = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a, %x : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%v: f32, %rv: f32, %o: f32):
+    %t = arith.addf %rv, %v : f32
+    linalg.yield %t : f32
+  } -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
 // -----
 
 // On a 2-D mesh, an addend split over "dp" only is the same on every member

@@ -10,7 +10,10 @@
 #include "tp/Dialect/TP/IR/TPDialect.h"
 #include "tp/Dialect/TP/IR/TPOps.h"
 
+#include "mlir/Analysis/DataFlow/ConstantPropagationAnalysis.h"
+#include "mlir/Analysis/DataFlow/DeadCodeAnalysis.h"
 #include "mlir/Analysis/DataFlowFramework.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -183,8 +186,23 @@ void VarianceAnalysis::visitNonControlFlowArguments(
                              successor.getSuccessorInputs().size()));
 }
 
+void VarianceAnalysis::visitExternalCall(
+    CallOpInterface call, ArrayRef<const VarianceLattice *> arguments,
+    ArrayRef<VarianceLattice *> results) {
+  auto it = summaries.callResults.find(call);
+  if (it == summaries.callResults.end())
+    return setAllToEntryStates(results);
+  for (auto [lattice, v] : llvm::zip(results, it->second))
+    propagateIfChanged(lattice, lattice->join(v));
+}
+
 void VarianceAnalysis::setToEntryState(VarianceLattice *lattice) {
   Variance v = Variance::everything();
+  if (auto it = summaries.arguments.find(lattice->getAnchor());
+      it != summaries.arguments.end()) {
+    propagateIfChanged(lattice, lattice->join(it->second));
+    return;
+  }
   if (auto arg = dyn_cast<BlockArgument>(lattice->getAnchor())) {
     auto func =
         dyn_cast_or_null<FunctionOpInterface>(arg.getOwner()->getParentOp());
@@ -197,9 +215,105 @@ void VarianceAnalysis::setToEntryState(VarianceLattice *lattice) {
   propagateIfChanged(lattice, lattice->join(v));
 }
 
-bool mlir::tp::isUniformOver(const DataFlowSolver &solver, Value value,
-                             FlatSymbolRefAttr mesh, ArrayRef<StringRef> axes) {
-  const VarianceLattice *lattice = solver.lookupState<VarianceLattice>(value);
+VarianceInfo::VarianceInfo() = default;
+VarianceInfo::~VarianceInfo() = default;
+
+/// The private functions under `root` whose every use is as a call's callee:
+/// their call sites are all known.
+static SmallVector<FunctionOpInterface> summarizedFunctions(Operation *root) {
+  SmallVector<FunctionOpInterface> found;
+  root->walk([&](FunctionOpInterface func) {
+    if (!func.isPrivate() || func.isExternal())
+      return;
+    std::optional<SymbolTable::UseRange> uses =
+        SymbolTable::getSymbolUses(func, root);
+    if (uses && llvm::all_of(*uses, [&](const SymbolTable::SymbolUse &use) {
+          auto call = dyn_cast<CallOpInterface>(use.getUser());
+          return call &&
+                 call.getCallableForCallee().dyn_cast<SymbolRefAttr>() ==
+                     use.getSymbolRef();
+        }))
+      found.push_back(func);
+  });
+  return found;
+}
+
+LogicalResult VarianceInfo::run(Operation *root) {
+  SmallVector<FunctionOpInterface> functions = summarizedFunctions(root);
+  llvm::SmallPtrSet<Operation *, 8> summarized;
+  for (FunctionOpInterface func : functions)
+    summarized.insert(func);
+  SymbolTableCollection symbols;
+  SmallVector<CallOpInterface> calls;
+  if (!summarized.empty())
+    root->walk([&](CallOpInterface call) {
+      Operation *callee = call.resolveCallableInTable(&symbols);
+      if (callee && summarized.contains(callee))
+        calls.push_back(call);
+    });
+  // Everything a summary holds, not yet known: the first round assumes
+  // nothing of what crosses calls, and each round after it joins what the
+  // last one found.
+  VarianceSummaries unknown;
+  for (FunctionOpInterface func : functions)
+    for (BlockArgument arg : func.getArguments())
+      unknown.arguments[arg] = Variance();
+  for (CallOpInterface call : calls)
+    unknown.callResults[call].resize(call->getNumResults());
+  summaries = unknown;
+  // Each summary only grows, through a lattice as high as a mesh has axes
+  // (plus two): a bound far above what any program needs.
+  for (unsigned round = 0; round < 64; ++round) {
+    solver = std::make_unique<DataFlowSolver>(
+        DataFlowConfig().setInterprocedural(false));
+    solver->load<dataflow::DeadCodeAnalysis>();
+    solver->load<dataflow::SparseConstantPropagation>();
+    solver->load<VarianceAnalysis>(summaries);
+    if (failed(solver->initializeAndRun(root))) {
+      solver.reset();
+      return failure();
+    }
+    if (summarized.empty())
+      return success();
+    auto varianceOf = [&](Value v) {
+      const VarianceLattice *lattice = solver->lookupState<VarianceLattice>(v);
+      return lattice ? lattice->getValue() : Variance();
+    };
+    // What each summarized function returns.
+    DenseMap<Operation *, SmallVector<Variance, 1>> returns;
+    for (FunctionOpInterface func : functions) {
+      SmallVector<Variance, 1> &joined = returns[func];
+      joined.resize(func.getNumResults());
+      for (Block &block : func.getFunctionBody())
+        if (Operation *terminator = block.getTerminator();
+            terminator && terminator->hasTrait<OpTrait::ReturnLike>())
+          for (auto [v, operand] : llvm::zip(joined, terminator->getOperands()))
+            v = Variance::join(v, varianceOf(operand));
+    }
+    VarianceSummaries next = unknown;
+    for (CallOpInterface call : calls) {
+      auto func =
+          cast<FunctionOpInterface>(call.resolveCallableInTable(&symbols));
+      for (auto [arg, operand] :
+           llvm::zip(func.getArguments(), call.getArgOperands())) {
+        Variance &v = next.arguments[arg];
+        v = Variance::join(v, varianceOf(operand));
+      }
+      next.callResults[call] = returns.lookup(func);
+    }
+    if (next == summaries)
+      return success();
+    summaries = std::move(next);
+  }
+  solver.reset();
+  return failure();
+}
+
+bool VarianceInfo::isUniformOver(Value value, FlatSymbolRefAttr mesh,
+                                 ArrayRef<StringRef> axes) const {
+  if (!solver)
+    return false;
+  const VarianceLattice *lattice = solver->lookupState<VarianceLattice>(value);
   return lattice && lattice->getValue().isKnown() &&
          !lattice->getValue().variesOver(mesh, axes);
 }
