@@ -45,12 +45,11 @@ def RecordManifestPass : Pass<"tp-record-manifest", "::mlir::ModuleOp"> {
     module it was imported from) has it quoted at the end of its line:
     `arg 2 f32 2 64 256 s=/0| "h.0.mlp.c_fc.weight"`.
 
-    Version 4 promises that the program never writes its inputs: the pass
-    marks every argument of the functions it records
-    `bufferization.writable = false`, so bufferization copies an argument
-    before writing into it, and the runtime lets a rank read a contiguous
-    shard (a whole tensor, or one split along its leading dimension) from
-    the caller's memory instead of copying it.
+    Version 4 promises that the program never writes its inputs, and the
+    runtime lets a rank read a contiguous shard (a whole tensor, or one split
+    along its leading dimension) from the caller's memory instead of copying
+    it: `tp-protect-inputs`, which the lowering pipelines run right before
+    bufferization, keeps that promise.
 
     Names are quoted (`\"`, `\\` and `\xNN` escapes inside), so function,
     mesh and axis names may hold spaces; `abi` is the runtime ABI the code
@@ -75,8 +74,50 @@ def RecordManifestPass : Pass<"tp-record-manifest", "::mlir::ModuleOp"> {
     Option<"target", "target", "std::string", /*default=*/"\"cpu\"",
            "The backend the program is lowered for: cpu or cuda">
   ];
-  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
-                           "::mlir::bufferization::BufferizationDialect"];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
+def ProtectInputsPass : Pass<"tp-protect-inputs", "::mlir::ModuleOp"> {
+  let summary = "Marks the inputs a program might write not writable, so that bufferization copies them first";
+  let description = [{
+    The manifest (version 4) promises that a program never writes its
+    inputs: the runtime lets ranks read their shards in the caller's memory.
+    One-shot bufferization keeps the promise for an argument marked
+    `bufferization.writable = false` by copying it before writing into it.
+    This pass, run right before bufferization by the lowering pipelines,
+    marks each tensor argument of a public function that something may
+    write into, and only those: bufferization removes each mark again by
+    rebuilding the function's array of argument attributes, which is
+    quadratic in the marks where a driver takes thousands of weights, and a
+    weight its layer only reads needs none.
+
+    An argument may be written unless every use of it reads it: an input of
+    a destination-style op (`ins` of a linalg op), `tensor.extract`,
+    `tensor.dim`, a view (`tensor.extract_slice`, `tensor.expand_shape`,
+    `tensor.collapse_shape`, `tensor.cast`) whose own uses all read, and an
+    operand of a call to a private function whose matching argument is only
+    read, recursively. Anything else (an init, `outs`, of a linalg op, a
+    collective, a return, a loop's iteration argument) counts as a possible
+    write. An argument that already has a `bufferization.writable` keeps it.
+
+    Example:
+
+    ```mlir
+    func.func @f(%w: tensor<8x8xf32>, %r: tensor<4x8xf32>, %x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+      %y = linalg.matmul ins(%x, %w : tensor<4x8xf32>, tensor<8x8xf32>) outs(%r : tensor<4x8xf32>) -> tensor<4x8xf32>
+      return %y : tensor<4x8xf32>
+    }
+    ```
+
+    becomes
+
+    ```mlir
+    func.func @f(%w: tensor<8x8xf32>, %r: tensor<4x8xf32> {bufferization.writable = false}, %x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+    ```
+
+    where bufferization then accumulates into a copy of `%r`.
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect"];
 }
 
 def CopyRepeatedResultsPass

@@ -49,6 +49,9 @@ void mlir::tp::addBufferFrontPasses(OpPassManager &pm,
     pm.addPass(createFoldAddendsIntoGemmPass());
   if (options.approximateMath)
     pm.addPass(createApproximateMathPass());
+  // The manifest's promise: bufferization copies an input before writing
+  // into it, so ranks may read their shards in the caller's memory.
+  pm.addPass(createProtectInputsPass());
   // Tensors -> buffers: identity layouts at function boundaries (the runtime
   // passes dense buffers), results as out-parameters, buffers freed.
   bufferization::OneShotBufferizePassOptions bufferize;

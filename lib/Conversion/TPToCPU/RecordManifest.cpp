@@ -17,7 +17,6 @@
 #include "tp/Dialect/TP/IR/TPDialect.h"
 #include "tp/Dialect/TP/IR/TPOps.h"
 
-#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -220,12 +219,6 @@ struct RecordManifestPass
                             mesh)))
           return signalPassFailure();
       os << "end\n";
-      // Version 4's promise: bufferization copies an input before writing
-      // into it, so ranks may read their shards in the caller's memory.
-      for (unsigned i = 0; i < func.getNumArguments(); ++i)
-        func.setArgAttr(i,
-                        bufferization::BufferizationDialect::kWritableAttrName,
-                        BoolAttr::get(module.getContext(), false));
     }
     module->setAttr(kManifestAttrName,
                     StringAttr::get(module.getContext(), text));

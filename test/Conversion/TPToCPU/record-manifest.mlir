@@ -24,10 +24,11 @@ tp.mesh @grid ["dp" = 2, "tp" = 4]
 // CHECK-SAME: arg 0 i64 0 s=|
 // Private functions and declarations are not entry points.
 // CHECK-NOT: h\22
-// Version 4: the entry points never write their inputs. The arguments keep
-// their shardings (tp-fold-addends-into-gemm reads them), not their names.
-// CHECK: func.func @f(%{{.*}}: tensor<8x128xf32> {bufferization.writable = false, tp.sharding = #tp.sharding<@grid, [{"dp"}, {"tp"}]>}, %{{.*}}: tensor<8xbf16> {bufferization.writable = false, tp.sharding = #tp.sharding<@grid, [{}]>})
-// CHECK: func.func @g(%{{.*}}: tensor<i64> {bufferization.writable = false})
+// The arguments keep their shardings (tp-fold-addends-into-gemm reads
+// them), not their names; tp-protect-inputs, not this pass, keeps version
+// 4's promise that the entry points never write their inputs.
+// CHECK: func.func @f(%{{.*}}: tensor<8x128xf32> {tp.sharding = #tp.sharding<@grid, [{"dp"}, {"tp"}]>}, %{{.*}}: tensor<8xbf16> {tp.sharding = #tp.sharding<@grid, [{}]>})
+// CHECK: func.func @g(%{{.*}}: tensor<i64>)
 // CHECK: func.func private @h(tensor<i64>)
 func.func @f(%x: tensor<8x128xf32> {tp.sharding = #tp.sharding<@grid, [{"dp"}, {"tp"}]>},
              %y: tensor<8xbf16> {tp.sharding = #tp.sharding<@grid, [{}]>, tp.name = "h.0.ln_1.weight"})
