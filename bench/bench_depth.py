@@ -9,13 +9,15 @@ it: LLVM -O3 and the link); the LLVM share is the difference of the last two.
 Repeated layers are outlined (compiled once) by default; `flat` is
 `tp-compile --outline-layers=false`, one function for the whole stack, as
 before, run up to --flat-up-to layers (LLVM is superlinear on it).
-Prints a table (seconds, MiB), writes it as CSV beside --png, and plots it
+The sweep runs to 1,024 layers, far past any model, where a stage superlinear
+in the depth shows (ms/layer: tp-compile's time per layer, flat where it is
+linear). Prints a table (seconds, MiB), writes it as CSV beside --png, and plots it
 where matplotlib is importable (Debian: python3-matplotlib; the plot is
 skipped with a note otherwise).
 
-usage: /usr/bin/python3 bench/bench_depth.py [--layers 1,2,4,8,12,24,48,96]
+usage: /usr/bin/python3 bench/bench_depth.py [--layers 1,2,4,8,12,24,48,96,256,1024]
            [--embed 768] [--heads 12] [--batch 4] [--seq 128] [--tp 4]
-           [--compile-up-to 96] [--flat-up-to 12] [--png bench-depth.png]
+           [--compile-up-to 1024] [--flat-up-to 12] [--png bench-depth.png]
 Run after a build; tools from TP_MLIR_BUILD_DIR (default: build/).
 """
 import argparse
@@ -44,13 +46,13 @@ def measure(cmd):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--layers", default="1,2,4,8,12,24,48,96")
+    ap.add_argument("--layers", default="1,2,4,8,12,24,48,96,256,1024")
     ap.add_argument("--embed", type=int, default=768)
     ap.add_argument("--heads", type=int, default=12)
     ap.add_argument("--batch", type=int, default=4)
     ap.add_argument("--seq", type=int, default=128)
     ap.add_argument("--tp", type=int, default=4)
-    ap.add_argument("--compile-up-to", type=int, default=96,
+    ap.add_argument("--compile-up-to", type=int, default=1024,
                     help="run the LLVM stages only up to this depth")
     ap.add_argument("--flat-up-to", type=int, default=12,
                     help="compile without outlining only up to this depth (minutes beyond)")
@@ -62,9 +64,9 @@ def main():
     rows = []
     print("GPT stack: embed %d, %d heads, batch %d x seq %d, %d devices (s, MiB)"
           % (args.embed, args.heads, args.batch, args.seq, args.tp))
-    print("%6s %8s | %8s %8s | %8s %8s | %8s %8s | %8s | %8s %8s" % (
-        "layers", "ops", "spmd s", "MiB", "lower s", "MiB", "all s", "MiB", "LLVM s",
-        "flat s", "MiB"))
+    print("%6s %8s | %8s %8s | %8s %8s | %8s %8s %9s | %8s | %8s %8s" % (
+        "layers", "ops", "spmd s", "MiB", "lower s", "MiB", "all s", "MiB", "ms/layer",
+        "LLVM s", "flat s", "MiB"))
     with tempfile.TemporaryDirectory() as tmp:
         for n in [int(x) for x in args.layers.split(",")]:
             model = os.path.join(tmp, "gpt%d.mlir" % n)
@@ -87,7 +89,8 @@ def main():
             row = (n, ops, spmd[0], spmd[1], lower[0], lower[1], full[0], full[1],
                    full[0] - lower[0], flat[0], flat[1])
             rows.append(row)
-            print("%6d %8d | %8.2f %8.0f | %8.2f %8.0f | %8.2f %8.0f | %8.2f | %8.2f %8.0f" % row)
+            print("%6d %8d | %8.2f %8.0f | %8.2f %8.0f | %8.2f %8.0f %9.1f | %8.2f | %8.2f %8.0f"
+                  % (row[:8] + (full[0] / n * 1e3,) + row[8:]))
             sys.stdout.flush()
     csv = os.path.splitext(args.png)[0] + ".csv"
     with open(csv, "w") as f:
