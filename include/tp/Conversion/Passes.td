@@ -120,6 +120,56 @@ def ProtectInputsPass : Pass<"tp-protect-inputs", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::bufferization::BufferizationDialect"];
 }
 
+def FreeBuffersEarlyPass : Pass<"tp-free-buffers-early", "::mlir::ModuleOp"> {
+  let summary = "Frees each buffer right after its last use instead of at the end of its block";
+  let description = [{
+    MLIR's ownership-based deallocation frees the buffers a block allocates
+    at the end of the block. In straight-line code that is the end of the
+    function: a driver calling N layers holds every layer's output until the
+    last layer returns (memory linear in the depth), and a layer holds each
+    of its intermediates (attention scores, the MLP's hidden activations)
+    until it returns. This pass moves each `memref.dealloc` of a buffer
+    allocated in the same block up to just after the last op of the block
+    that uses the buffer or a view of it, so the allocator hands that memory,
+    still in cache, to the next buffer.
+
+    A dealloc moves only when every use of the buffer and of its views is
+    known not to keep it: an op whose memory effects are reads and writes of
+    its operands (linalg ops, copies, loads and stores, the collectives'
+    buffer forms) and that yields no memref, a call (a callee cannot keep a
+    memref past its return), a view (its own uses followed), or the dealloc
+    itself. Anything else (a return, a loop carrying the buffer, a pointer
+    taken as an integer) leaves the dealloc where it is. Runs on buffers
+    after deallocation, before the collectives become runtime calls; the CPU
+    lowering runs it (not its `reference` variant, nor the CUDA lowering,
+    whose stream-ordered frees it has not been checked against).
+
+    Example:
+
+    ```mlir
+    %a = memref.alloc() : memref<16x64xf32>
+    call @layer(%x, %w0, %a) : (memref<16x64xf32>, memref<64x64xf32>, memref<16x64xf32>) -> ()
+    %b = memref.alloc() : memref<16x64xf32>
+    call @layer(%a, %w1, %b) : (memref<16x64xf32>, memref<64x64xf32>, memref<16x64xf32>) -> ()
+    memref.copy %b, %out : memref<16x64xf32> to memref<16x64xf32>
+    memref.dealloc %a : memref<16x64xf32>
+    memref.dealloc %b : memref<16x64xf32>
+    ```
+
+    becomes
+
+    ```mlir
+    %a = memref.alloc() : memref<16x64xf32>
+    call @layer(%x, %w0, %a) : (memref<16x64xf32>, memref<64x64xf32>, memref<16x64xf32>) -> ()
+    %b = memref.alloc() : memref<16x64xf32>
+    call @layer(%a, %w1, %b) : (memref<16x64xf32>, memref<64x64xf32>, memref<16x64xf32>) -> ()
+    memref.dealloc %a : memref<16x64xf32>
+    memref.copy %b, %out : memref<16x64xf32> to memref<16x64xf32>
+    memref.dealloc %b : memref<16x64xf32>
+    ```
+  }];
+}
+
 def CopyRepeatedResultsPass
     : Pass<"tp-copy-repeated-results", "::mlir::ModuleOp"> {
   let summary = "A tensor or buffer returned more than once is copied for each repeat, so that every result is its own buffer";

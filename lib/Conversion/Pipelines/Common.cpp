@@ -75,6 +75,10 @@ void mlir::tp::addBufferFrontPasses(OpPassManager &pm,
   bufferization::BufferDeallocationPipelineOptions dealloc;
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);
   pm.addPass(createCanonicalizerPass());
+  // Deallocation frees at the end of each block: in a driver, every layer's
+  // output lives to the end.
+  if (options.freeEarly)
+    pm.addPass(createFreeBuffersEarlyPass());
   // After deallocation: the contiguous copies these passes make are freed
   // by them, which the ownership-based deallocation would refuse.
   pm.addPass(createConvertCollectivesToRuntimePass());

@@ -25,6 +25,8 @@ struct BufferFrontOptions {
   bool fuseReductions = false;
   /// Polynomial math instead of libm.
   bool approximateMath = false;
+  /// Each buffer freed after its last use, not at the end of its block.
+  bool freeEarly = false;
 };
 
 /// Local form on tensors -> buffers whose collectives call the runtime: the

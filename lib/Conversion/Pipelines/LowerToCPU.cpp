@@ -32,6 +32,7 @@ void mlir::tp::buildLowerToCPUPipeline(OpPassManager &pm,
   // The emulated GPU mapping maps what the CUDA lowering sees.
   front.fuseReductions = !options.reference && !options.emulateGpuMapping;
   front.approximateMath = !options.reference;
+  front.freeEarly = !options.reference;
   addBufferFrontPasses(pm, front);
   // The reference keeps f16/bf16 GEMMs as calls: their contract is f32
   // accumulation, which loops on narrow memrefs would not honour.
