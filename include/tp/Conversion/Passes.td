@@ -138,8 +138,9 @@ def FreeBuffersEarlyPass : Pass<"tp-free-buffers-early", "::mlir::ModuleOp"> {
     its operands (linalg ops, copies, loads and stores, the collectives'
     buffer forms) and that yields no memref, a call (a callee cannot keep a
     memref past its return), a view (its own uses followed), or the dealloc
-    itself. Anything else (a return, a loop carrying the buffer, a pointer
-    taken as an integer) leaves the dealloc where it is. Runs on buffers
+    itself. Anything else (a terminator: a return, a yield out of a region,
+    a branch; a loop carrying the buffer; a pointer taken as an integer)
+    leaves the dealloc where it is. Runs on buffers
     after deallocation, before the collectives become runtime calls; the CPU
     lowering runs it (not its `reference` variant, nor the CUDA lowering,
     whose stream-ordered frees it has not been checked against).

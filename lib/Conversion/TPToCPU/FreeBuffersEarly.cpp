@@ -18,9 +18,9 @@
 // keep it: an op whose memory effects are on its operands (a linalg op, a
 // copy, a load or store, a collective's buffer form), a call (a callee
 // cannot keep a memref past its return), a view (whose own uses are
-// followed), or the dealloc itself. Anything else (a return, an op that
-// yields the buffer out of a region, a pointer taken as an integer) leaves
-// the dealloc where it is.
+// followed), or the dealloc itself. Anything else (a terminator: a return, a
+// yield out of a region, a branch; a pointer taken as an integer) leaves the
+// dealloc where it is.
 //
 //===----------------------------------------------------------------------===//
 
@@ -57,7 +57,10 @@ SmallVector<Value> viewsMade(Operation *user, Value value) {
 /// Whether `user` reads or writes the buffers it is given and keeps none:
 /// no memref comes out of it (an alias), nor a pointer as an integer.
 bool keepsNothing(Operation *user) {
-  if (isa<memref::ExtractAlignedPointerAsIndexOp>(user) ||
+  // A terminator hands the buffer on: to a region's results (scf.yield), a
+  // successor block or the caller.
+  if (user->hasTrait<OpTrait::IsTerminator>() ||
+      isa<memref::ExtractAlignedPointerAsIndexOp>(user) ||
       llvm::any_of(user->getResultTypes(), llvm::IsaPred<BaseMemRefType>))
     return false;
   if (isa<CallOpInterface>(user))

@@ -61,6 +61,27 @@ func.func @views(%out: memref<4xf32>, %s: f32) {
 
 // -----
 
+// A buffer yielded out of a region may be read through the region's
+// result: it stays freed where it was.
+// CHECK-LABEL: func.func @yielded
+// CHECK: scf.if
+// CHECK: memref.copy
+// CHECK-NEXT: memref.dealloc
+// CHECK-NEXT: return
+func.func @yielded(%c: i1, %x: memref<4xf32>, %out: memref<4xf32>) {
+  %a = memref.alloc() : memref<4xf32>
+  %r = scf.if %c -> (memref<4xf32>) {
+    scf.yield %a : memref<4xf32>
+  } else {
+    scf.yield %x : memref<4xf32>
+  }
+  memref.copy %r, %out : memref<4xf32> to memref<4xf32>
+  memref.dealloc %a : memref<4xf32>
+  return
+}
+
+// -----
+
 // A buffer whose pointer is taken as an integer, and one a loop carries,
 // stay freed where they were.
 // CHECK-LABEL: func.func @kept
