@@ -355,6 +355,12 @@ static int lowerModel(llvm::LLVMContext &llvmContext,
   return llvmModule ? 0 : 1;
 }
 
+/// A function of one block: no loops (a driver calling layers, an entry
+/// point unpacking its arguments).
+static bool isStraightLine(const llvm::Function &function) {
+  return !function.isDeclaration() && function.size() == 1;
+}
+
 /// Optimizes `module` for `machine` with LLVM's -O3 pipeline, loops not
 /// unrolled: a program's GEMMs are library calls and its other loops stream
 /// through memory, where the vectorizer's interleaving is what unrolling
@@ -386,7 +392,7 @@ static void optimizeModule(llvm::Module &module, llvm::TargetMachine *machine) {
           if (const auto *scc =
                   llvm::any_cast<const llvm::LazyCallGraph::SCC *>(&ir))
             return llvm::none_of(**scc, [](const llvm::LazyCallGraph::Node &n) {
-              return n.getFunction().size() == 1;
+              return isStraightLine(n.getFunction());
             });
         return true;
       });
@@ -411,7 +417,7 @@ static void optimizeModule(llvm::Module &module, llvm::TargetMachine *machine) {
 /// block above it.
 static void codegenStraightLineQuickly(llvm::Module &module) {
   for (llvm::Function &function : module) {
-    if (function.isDeclaration() || function.size() != 1)
+    if (!isStraightLine(function))
       continue;
     function.addFnAttr(llvm::Attribute::OptimizeNone);
     function.addFnAttr(llvm::Attribute::NoInline);

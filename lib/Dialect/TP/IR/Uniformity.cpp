@@ -218,23 +218,34 @@ void VarianceAnalysis::setToEntryState(VarianceLattice *lattice) {
 VarianceInfo::VarianceInfo() = default;
 VarianceInfo::~VarianceInfo() = default;
 
-/// The private functions under `root` whose every use is as a call's callee:
-/// their call sites are all known.
+/// The private functions of `root` (a symbol table) whose every use is as a
+/// call's callee: their call sites are all known. One walk over the symbol
+/// uses of all of them (a walk per function was quadratic where a flat model
+/// is cut into hundreds of parts).
 static SmallVector<FunctionOpInterface> summarizedFunctions(Operation *root) {
   SmallVector<FunctionOpInterface> found;
-  root->walk([&](FunctionOpInterface func) {
-    if (!func.isPrivate() || func.isExternal())
-      return;
-    std::optional<SymbolTable::UseRange> uses =
-        SymbolTable::getSymbolUses(func, root);
-    if (uses && llvm::all_of(*uses, [&](const SymbolTable::SymbolUse &use) {
-          auto call = dyn_cast<CallOpInterface>(use.getUser());
-          return call &&
-                 call.getCallableForCallee().dyn_cast<SymbolRefAttr>() ==
-                     use.getSymbolRef();
-        }))
+  std::optional<SymbolTable::UseRange> uses = SymbolTable::getSymbolUses(root);
+  if (!root->hasTrait<OpTrait::SymbolTable>() || !uses)
+    return found;
+  DenseMap<StringAttr, bool> onlyCalled;
+  for (const SymbolTable::SymbolUse &use : *uses) {
+    auto call = dyn_cast<CallOpInterface>(use.getUser());
+    bool callee =
+        call && llvm::dyn_cast_if_present<SymbolRefAttr>(
+                    call.getCallableForCallee()) == use.getSymbolRef();
+    auto [it, inserted] =
+        onlyCalled.try_emplace(use.getSymbolRef().getRootReference(), callee);
+    if (!inserted)
+      it->second &= callee;
+  }
+  for (Operation &op : root->getRegion(0).front()) {
+    auto func = dyn_cast<FunctionOpInterface>(op);
+    if (!func || !func.isPrivate() || func.isExternal())
+      continue;
+    auto it = onlyCalled.find(func.getNameAttr());
+    if (it == onlyCalled.end() || it->second)
       found.push_back(func);
-  });
+  }
   return found;
 }
 
