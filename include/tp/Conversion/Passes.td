@@ -792,11 +792,79 @@ def EmitEntryPointsPass : Pass<"tp-emit-entry-points", "::mlir::ModuleOp"> {
     which loads each argument's and then each result's buffer pointer from
     the array `%buffers` and calls `@f`, which becomes internal: reached
     through its entry point only, LLVM inlines it there, so that a model's
-    thousands of weights are not passed one by one on the stack (code
-    generation takes time quadratic in that). The manifest becomes the
+    weights are not passed one by one on the stack (code generation takes
+    time quadratic in that). A program too long for that (a deep model's
+    driver) is cut into parts by `tp-split-entry-points`. The manifest becomes the
     zero-terminated global `@tprt_manifest`, and the `tp.mesh` ops, which it
     describes, are erased.
   }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
+def SplitEntryPointsPass : Pass<"tp-split-entry-points", "::mlir::ModuleOp"> {
+  let summary = "An entry point's long straight-line program runs in parts that load each buffer pointer where they use it";
+  let description = [{
+    Runs after `tp-emit-entry-points`. An entry point loads every buffer
+    pointer of its program from the array `%buffers` and calls the program
+    with all of them. For a deep model that program is a driver: a few ops
+    per layer (a call to the shared layer function, its output's malloc and
+    free) and 16 weights per layer, so 1,024 layers make one block of 5,000
+    ops whose function takes 16,000 arguments. LLVM's code generation
+    (instruction selection, register allocation) is superlinear in both,
+    whether it inlines the program into the entry point or passes the
+    arguments on the stack.
+
+    When the program (internal, called only by its entry point, one block)
+    has more than `max-part-ops` ops, counting each use of an argument as
+    the load that replaces it, this pass cuts it into consecutive parts of at
+    most that many ops: `@<f>_span<i>(ctx, buffers, live-ins...)`, internal
+    and `noinline`. A part loads each argument it uses from `%buffers` right
+    before the first op that uses it, rebuilds the constants it uses, and
+    returns the values later parts use (a struct when there are several).
+    The entry point keeps the program's `llvm.alloca`s (their memory lives
+    as long as the program) and calls the parts in order; the program
+    itself goes. A program that does anything with its frame other than
+    constant-size `llvm.alloca`s (stack save and restore, lifetime markers,
+    variadic arguments) is left as it is.
+
+    Example (`max-part-ops=5`):
+
+    ```mlir
+    llvm.func internal @f(%ctx: !llvm.ptr, %x: !llvm.ptr, %w0: !llvm.ptr, %w1: !llvm.ptr, %out: !llvm.ptr) {
+      %c = llvm.mlir.constant(64 : i64) : i64
+      %a = llvm.call @malloc(%c) : (i64) -> !llvm.ptr
+      llvm.call @layer(%ctx, %x, %w0, %a) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> ()
+      llvm.call @layer(%ctx, %a, %w1, %out) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> ()
+      llvm.call @free(%a) : (!llvm.ptr) -> ()
+      llvm.return
+    }
+    llvm.func @tprt_entry_f(%ctx: !llvm.ptr, %buffers: !llvm.ptr) {
+      // Four loads of %buffers[0..3], then:
+      llvm.call @f(%ctx, %x, %w0, %w1, %out) : (...) -> ()
+      llvm.return
+    }
+    ```
+
+    becomes
+
+    ```mlir
+    llvm.func @tprt_entry_f(%ctx: !llvm.ptr, %buffers: !llvm.ptr) {
+      %a = llvm.call @f_span0(%ctx, %buffers) : (!llvm.ptr, !llvm.ptr) -> !llvm.ptr
+      llvm.call @f_span1(%ctx, %buffers, %a) : (!llvm.ptr, !llvm.ptr, !llvm.ptr) -> ()
+      llvm.return
+    }
+    ```
+
+    where `@f_span0` makes `%a` and runs the first layer, loading `%x` and
+    `%w0`, and `@f_span1` loads `%w1` and `%out`, runs the second layer and
+    frees `%a`. Part of the CPU lowering (not of the CUDA lowering, whose
+    programs it has not been run on).
+  }];
+  let options = [
+    Option<"maxPartOps", "max-part-ops", "unsigned", /*default=*/"1024",
+           "The most ops per part, each use of an argument counted as its "
+           "load (0: never split)">,
+  ];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 

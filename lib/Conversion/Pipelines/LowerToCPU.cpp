@@ -66,6 +66,8 @@ void mlir::tp::buildLowerToCPUPipeline(OpPassManager &pm,
   addHostToLLVMPasses(pm);
   pm.addPass(createCallRuntimeThroughTablePass());
   pm.addPass(createEmitEntryPointsPass());
+  // A deep model's driver reaches code generation in bounded parts.
+  pm.addPass(createSplitEntryPointsPass());
   // Anything left outside the LLVM dialect would reach the translation.
   pm.addPass(createCheckLoweredToLLVMPass());
 }

@@ -87,9 +87,9 @@ struct EmitEntryPointsPass
       LLVM::CallOp::create(eb, func.getLoc(), func, args);
       LLVM::ReturnOp::create(eb, func.getLoc(), ValueRange{});
       // Reached through its entry point only: LLVM inlines it there, and a
-      // model with thousands of weights is not passed them one by one
-      // (arguments on the stack, which code generation handles in time
-      // quadratic in their number).
+      // model's weights are not passed one by one (arguments on the stack,
+      // which code generation handles in time quadratic in their number).
+      // A deep model's driver is cut into parts by tp-split-entry-points.
       func.setLinkage(LLVM::Linkage::Internal);
     }
 
