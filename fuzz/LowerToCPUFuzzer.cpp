@@ -5,8 +5,10 @@
 //===----------------------------------------------------------------------===//
 //
 // Every module that parses (the seeds are partitioned, local-form programs)
-// runs through --tp-lower-to-cpu under the oracle of FuzzMLIR.h, and what it
-// lowers is translated to LLVM IR, as tp-compile does.
+// runs through --tp-lower-to-cpu under the oracle of FuzzMLIR.h, then through
+// tp-split-entry-points at a few ops per part (the pipeline splits only a
+// deep model's driver, which no seed is), and what it lowers is translated to
+// LLVM IR, as tp-compile does.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,6 +27,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   if (!tpfuzz::runChecked(*module, [](mlir::OpPassManager &pm) {
         mlir::tp::buildLowerToCPUPipeline(pm);
+        mlir::tp::SplitEntryPointsPassOptions split;
+        split.maxPartOps = 4;
+        pm.addPass(mlir::tp::createSplitEntryPointsPass(split));
       }))
     return 0;
   llvm::LLVMContext llvmContext;

@@ -56,6 +56,12 @@ def RecordManifestPass : Pass<"tp-record-manifest", "::mlir::ModuleOp"> {
     was compiled against, `target` the backend it runs on (`cpu`, or `cuda`
     for `--tp-lower-to-cuda`).
 
+    As the first pass of the lowerings it also refuses, with a diagnostic,
+    what they cannot lower: an element type or shape the runtime does not
+    take, an attribute named like one of `llvm.func`'s own, and a
+    `tensor.expand_shape` whose `output_shape` disagrees with its result
+    type (MLIR 22's verifier accepts it; bufferization would not).
+
     A sharding `s=D0/D1/...|P` lists, per dimension, the indices of the mesh
     axes that split it (comma-separated, major to minor), then the partial
     axes. Element types other than f32, f64, f16, bf16, i32 and i64, and

@@ -16,6 +16,7 @@
 
 #include "tp/Dialect/TP/IR/TPDialect.h"
 #include "tp/Dialect/TP/IR/TPOps.h"
+#include "tp/Dialect/TP/IR/UpstreamChecks.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -169,6 +170,10 @@ struct RecordManifestPass
     llvm::raw_string_ostream os(text);
     SymbolTableCollection symbols;
     if (failed(checkFunctionAttrs(module)))
+      return signalPassFailure();
+    // Bufferization would turn it into a memref.expand_shape that does not
+    // verify (docs/known-issues.md).
+    if (failed(checkExpandShapeSizes(module)))
       return signalPassFailure();
     for (auto func : module.getOps<FunctionOpInterface>()) {
       if (func.isExternal() || !func.isPublic())

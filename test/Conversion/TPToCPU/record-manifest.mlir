@@ -85,6 +85,17 @@ func.func private @g(%x: tensor<4xf32>) attributes {linkage = @grid} {
 
 // -----
 
+// MLIR 22's verifier accepts an expand_shape whose output_shape disagrees
+// with its result type; bufferization would turn it into a
+// memref.expand_shape that does not verify (found by tp-fuzz-lower-cpu).
+func.func @f(%x: tensor<64x96xf32>) -> tensor<64x2x48xf32> {
+  // expected-error @+1 {{output_shape [28, 2, 48] disagrees with the result type 'tensor<64x2x48xf32>' at dimension 0 (28 vs 64)}}
+  %e = tensor.expand_shape %x [[0], [1, 2]] output_shape [28, 2, 48] : tensor<64x96xf32> into tensor<64x2x48xf32>
+  return %e : tensor<64x2x48xf32>
+}
+
+// -----
+
 // CHECK-LABEL: module attributes {tp.manifest = "tprt-manifest 4\0Aabi 3\0Atarget cpu\0Afunc \22g\22 1 0
 // CHECK: func.func @g
 // CHECK-SAME: llvm.linkage = #llvm.linkage<external>

@@ -20,6 +20,8 @@
 
 #include "tp/Dialect/TP/Transforms/Passes.h"
 
+#include "tp/Dialect/TP/IR/UpstreamChecks.h"
+
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -156,23 +158,7 @@ struct FoldReshapesPass
     // MLIR 22's verifier accepts an expand_shape whose static output_shape
     // disagrees with its result type (docs/known-issues.md); the folding
     // patterns then build reshapes that do not verify. Refuse it here.
-    WalkResult bad = getOperation()->walk([&](tensor::ExpandShapeOp op) {
-      ArrayRef<int64_t> declared = op.getStaticOutputShape();
-      ArrayRef<int64_t> shape = op.getResultType().getShape();
-      for (auto [i, size] : llvm::enumerate(declared)) {
-        if (i >= shape.size() || ShapedType::isDynamic(size) ||
-            ShapedType::isDynamic(shape[i]) || size == shape[i])
-          continue;
-        op.emitError("output_shape [")
-            << llvm::make_range(declared.begin(), declared.end())
-            << "] disagrees with the result type " << op.getResultType()
-            << " at dimension " << i << " (" << size << " vs " << shape[i]
-            << ")";
-        return WalkResult::interrupt();
-      }
-      return WalkResult::advance();
-    });
-    if (bad.wasInterrupted())
+    if (failed(tp::checkExpandShapeSizes(getOperation())))
       return signalPassFailure();
     MLIRContext *ctx = &getContext();
     RewritePatternSet patterns(ctx);
