@@ -44,6 +44,11 @@ inline constexpr llvm::StringLiteral kEntryPrefix = "tprt_entry_";
 /// block compiles in 0.86 s in parts of 128 ops, 0.60 s of 64, 0.61 s of 32;
 /// 12 layers, shared, 1.36 / 1.03 / 1.51 s (2 threads); run time unchanged.
 constexpr unsigned kDefaultMaxFunctionOps = 64;
+/// Where the lowerings outline layers and cut functions, a function making
+/// more calls than this (a deep model's driver) keeps only straight-line
+/// code, which tp-split-entry-points can cut for code generation: the ops
+/// around its layers (embedding, head) become parts.
+constexpr unsigned kStraightLineCalls = 32;
 
 struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
   PassOptions::Option<bool> reference{

@@ -31,6 +31,9 @@ void mlir::tp::addBufferFrontPasses(OpPassManager &pm,
     if (!options.outline)
       layers.maxLayers = 0;
     layers.maxFunctionOps = options.maxFunctionOps;
+    // A deep driver left straight-line code, for tp-split-entry-points.
+    if (options.outline && options.maxFunctionOps)
+      layers.straightLineCalls = kStraightLineCalls;
     pm.addPass(createOutlineRepeatedLayersPass(layers));
   }
   pm.addPass(createCopyRepeatedResultsPass());

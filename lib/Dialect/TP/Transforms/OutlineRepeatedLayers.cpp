@@ -22,6 +22,7 @@
 #include "tp/Dialect/TP/IR/TPDialect.h"
 #include "tp/Dialect/TP/Transforms/RepeatedLayers.h"
 
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/OperationSupport.h"
@@ -66,8 +67,13 @@ struct OutlineRepeatedLayersPass
         outline(func, finder, best, symbols, "_layer", 0, &checked);
       }
     }
-    if (maxFunctionOps == 0)
-      return;
+    if (maxFunctionOps != 0)
+      cutLongFunctions(module, symbols);
+    if (straightLineCalls != 0)
+      straightenDrivers(module, symbols);
+  }
+
+  void cutLongFunctions(ModuleOp module, SymbolTable &symbols) {
     // What is left long (a model without repeats, a long layer) is cut into
     // parts of at most maxFunctionOps ops, each called once.
     for (func::FuncOp func : llvm::to_vector(module.getOps<func::FuncOp>())) {
@@ -91,6 +97,46 @@ struct OutlineRepeatedLayersPass
         finder.collect();
         outline(func, finder, Candidate{start, std::min(size, n - start), 1},
                 symbols, "_part", part);
+      }
+    }
+  }
+
+  /// In a function making more than straightLineCalls calls, each run of
+  /// ops between calls that lowers to loops becomes a part: the function is
+  /// left straight-line code.
+  void straightenDrivers(ModuleOp module, SymbolTable &symbols) {
+    auto straight = [](Operation *op) {
+      return isa<func::CallOp, tensor::ExpandShapeOp, tensor::CollapseShapeOp,
+                 tensor::ExtractSliceOp, tensor::CastOp, tensor::EmptyOp>(op);
+    };
+    for (func::FuncOp func : llvm::to_vector(module.getOps<func::FuncOp>())) {
+      if (func.isExternal() || !func.getBody().hasOneBlock())
+        continue;
+      LayerFinder finder(&func.getBody().front());
+      finder.collect();
+      if (llvm::count_if(finder.ops, llvm::IsaPred<func::CallOp>) <=
+          straightLineCalls)
+        continue;
+      // The runs between calls, each with an op that makes loops.
+      SmallVector<std::pair<unsigned, unsigned>> runs;
+      for (unsigned i = 0, n = finder.ops.size(); i < n;) {
+        if (isa<func::CallOp>(finder.ops[i])) {
+          ++i;
+          continue;
+        }
+        unsigned start = i;
+        bool loops = false;
+        for (; i < n && !isa<func::CallOp>(finder.ops[i]); ++i)
+          loops |= !straight(finder.ops[i]);
+        if (loops)
+          runs.emplace_back(start, i - start);
+      }
+      // The last first: the positions of those before it stay.
+      for (unsigned index = runs.size(); index-- > 0;) {
+        finder.collect();
+        outline(func, finder,
+                Candidate{runs[index].first, runs[index].second, 1}, symbols,
+                "_part", index);
       }
     }
   }

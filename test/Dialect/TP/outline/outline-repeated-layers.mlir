@@ -1,5 +1,6 @@
 // RUN: tp-opt %s --split-input-file --tp-outline-repeated-layers=min-layer-ops=2 | FileCheck %s
 // RUN: tp-opt %s --split-input-file --tp-outline-repeated-layers="max-layers=0 max-function-ops=2" | FileCheck %s --check-prefix=PARTS
+// RUN: tp-opt %s --split-input-file --tp-outline-repeated-layers="min-layer-ops=2 straight-line-calls=2" | FileCheck %s --check-prefix=STRAIGHT
 
 // Two layers tanh(x * w): one function, called once per layer with its weight.
 // CHECK-LABEL: func.func @two_layers
@@ -172,4 +173,39 @@ func.func @driver(%x: tensor<8xf32>) -> tensor<8xf32> {
   %c = call @layer(%b) : (tensor<8xf32>) -> tensor<8xf32>
   %d = math.tanh %c : tensor<8xf32>
   return %d : tensor<8xf32>
+}
+
+// -----
+
+// With straight-line-calls=2, a function making more than 2 calls keeps only
+// straight-line code: a run of ops between its calls that will lower to loops
+// becomes a part (called once); a run of reshapes only stays.
+// STRAIGHT-LABEL: func.func @straight
+// STRAIGHT-NEXT: %[[P:.*]] = call @straight_part0(%arg0)
+// STRAIGHT-NEXT: %[[L0:.*]] = call @straight_layer0(%[[P]], %arg1)
+// STRAIGHT-NEXT: %[[L1:.*]] = call @straight_layer0(%[[L0]], %arg2)
+// STRAIGHT-NEXT: %[[L2:.*]] = call @straight_layer0(%[[L1]], %arg3)
+// STRAIGHT-NEXT: %[[R:.*]] = tensor.expand_shape %[[L2]]
+// STRAIGHT-NEXT: return %[[R]]
+// STRAIGHT: func.func private @straight_part0(
+// STRAIGHT-NEXT: arith.negf
+// STRAIGHT-NEXT: math.exp
+// STRAIGHT-NEXT: return
+// Without it, the prefix stays.
+// CHECK-LABEL: func.func @straight
+// CHECK-NEXT: arith.negf
+// CHECK-NEXT: math.exp
+// CHECK-COUNT-3: call @straight_layer0
+// CHECK-NEXT: tensor.expand_shape
+func.func @straight(%x: tensor<8xf32>, %w0: tensor<8xf32>, %w1: tensor<8xf32>, %w2: tensor<8xf32>) -> tensor<2x4xf32> {
+  %p = arith.negf %x : tensor<8xf32>
+  %q = math.exp %p : tensor<8xf32>
+  %a = arith.mulf %q, %w0 : tensor<8xf32>
+  %b = math.tanh %a : tensor<8xf32>
+  %c = arith.mulf %b, %w1 : tensor<8xf32>
+  %d = math.tanh %c : tensor<8xf32>
+  %e = arith.mulf %d, %w2 : tensor<8xf32>
+  %f = math.tanh %e : tensor<8xf32>
+  %r = tensor.expand_shape %f [[0, 1]] output_shape [2, 4] : tensor<8xf32> into tensor<2x4xf32>
+  return %r : tensor<2x4xf32>
 }

@@ -472,7 +472,14 @@ def OutlineRepeatedLayersPass
     model whose layers all differ) reaches code generation in bounded
     pieces, which keeps LLVM linear in the model's size. The functions made
     are `noinline` (LLVM's `passthrough`) so that LLVM does not put them
-    back together.
+    back together. Last, with `straight-line-calls=C`, a function making
+    more than C calls (the driver of a deep model, with its embedding and
+    head around the layers) has each run of ops between its calls that
+    will lower to loops moved into a part: what is left is straight-line
+    code, which `tp-split-entry-points` cuts into bounded pieces for code
+    generation. A run of views and reshapes only (`tensor.expand_shape`,
+    `tensor.collapse_shape`, `tensor.extract_slice`, `tensor.cast`,
+    `tensor.empty`) stays.
 
     Two repeats are the same when their ops are the same op for op: name,
     attributes and properties, result types, region bodies; each operand
@@ -522,7 +529,12 @@ def OutlineRepeatedLayersPass
     Option<"maxFunctionOps", "max-function-ops", "unsigned", /*default=*/"0",
            "Then cut every function longer than this many ops (not counting "
            "constants and calls) into parts of at most as many, each called once; 0: "
-           "never">
+           "never">,
+    Option<"straightLineCalls", "straight-line-calls", "unsigned",
+           /*default=*/"0",
+           "Last, a function making more calls than this (a deep model's "
+           "driver) keeps only straight-line code: each run of its other ops "
+           "that lowers to loops becomes a part; 0: never">
   ];
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }
