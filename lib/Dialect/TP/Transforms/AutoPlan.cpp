@@ -23,6 +23,8 @@
 
 #include "tp/Dialect/TP/Transforms/AutoPlan.h"
 
+#include "CoinSolvers.h"
+
 #include "tp/Dialect/TP/IR/TPInterfaces.h"
 #include "tp/Dialect/TP/IR/TPOps.h"
 #include "tp/Dialect/TP/Transforms/RepeatedLayers.h"
@@ -36,9 +38,6 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Debug.h"
-
-#include <coin/Cbc_C_Interface.h>
-#include <coin/Clp_C_Interface.h>
 
 #include <map>
 
@@ -179,12 +178,13 @@ struct MipBuilder {
     }
     return m;
   }
-  void load(Cbc_Model *model, const Matrix &m) const {
-    Cbc_loadProblem(model, lower.size(), rowLower.size(), m.start.data(),
-                    m.index.data(), m.value.data(), lower.data(), upper.data(),
-                    objective.data(), rowLower.data(), rowUpper.data());
+  void load(const CoinSolvers &coin, Cbc_Model *model, const Matrix &m) const {
+    coin.Cbc_loadProblem(model, lower.size(), rowLower.size(), m.start.data(),
+                         m.index.data(), m.value.data(), lower.data(),
+                         upper.data(), objective.data(), rowLower.data(),
+                         rowUpper.data());
     for (int c : integers)
-      Cbc_setInteger(model, c);
+      coin.Cbc_setInteger(model, c);
   }
   /// Solves the programme by branch and bound over its linear relaxation,
   /// depth first: Clp's dual simplex at each node, warm-started from the
@@ -192,14 +192,16 @@ struct MipBuilder {
   /// a node whose relaxation costs no less than the best plan found (within
   /// `fractionGap` of it) is cut off. Gives up after `maxNodes` relaxations
   /// or when the LP fails (false); otherwise the optimum is in `solution`.
-  bool branchAndBound(const Matrix &m, double fractionGap, unsigned maxNodes,
+  bool branchAndBound(const CoinSolvers &coin, const Matrix &m,
+                      double fractionGap, unsigned maxNodes,
                       std::vector<double> &solution) const {
-    std::unique_ptr<Clp_Simplex, void (*)(Clp_Simplex *)> lp(Clp_newModel(),
-                                                             Clp_deleteModel);
-    Clp_setLogLevel(lp.get(), 0);
-    Clp_loadProblem(lp.get(), lower.size(), rowLower.size(), m.start.data(),
-                    m.index.data(), m.value.data(), lower.data(), upper.data(),
-                    objective.data(), rowLower.data(), rowUpper.data());
+    std::unique_ptr<Clp_Simplex, void (*)(Clp_Simplex *)> lp(
+        coin.Clp_newModel(), coin.Clp_deleteModel);
+    coin.Clp_setLogLevel(lp.get(), 0);
+    coin.Clp_loadProblem(lp.get(), lower.size(), rowLower.size(),
+                         m.start.data(), m.index.data(), m.value.data(),
+                         lower.data(), upper.data(), objective.data(),
+                         rowLower.data(), rowUpper.data());
     std::vector<double> lb(lower.begin(), lower.end());
     std::vector<double> ub(upper.begin(), upper.end());
     size_t statusSize = lower.size() + rowLower.size();
@@ -212,19 +214,19 @@ struct MipBuilder {
         failed = true;
         return;
       }
-      Clp_dual(lp.get(), 0);
-      if (Clp_isProvenPrimalInfeasible(lp.get()))
+      coin.Clp_dual(lp.get(), 0);
+      if (coin.Clp_isProvenPrimalInfeasible(lp.get()))
         return;
-      if (!Clp_isProvenOptimal(lp.get())) {
+      if (!coin.Clp_isProvenOptimal(lp.get())) {
         failed = true;
         return;
       }
-      double bound = Clp_objectiveValue(lp.get());
+      double bound = coin.Clp_objectiveValue(lp.get());
       if (found &&
           bound >= best - std::max(1e-9 * std::max(1.0, std::abs(best)),
                                    fractionGap * std::abs(best)))
         return;
-      const double *x = Clp_primalColumnSolution(lp.get());
+      const double *x = coin.Clp_primalColumnSolution(lp.get());
       int branch = -1;
       double farthest = kIntegrality;
       for (int c : integers) {
@@ -241,23 +243,24 @@ struct MipBuilder {
         return;
       }
       double value = x[branch];
-      std::vector<unsigned char> status(Clp_statusArray(lp.get()),
-                                        Clp_statusArray(lp.get()) + statusSize);
+      std::vector<unsigned char> status(coin.Clp_statusArray(lp.get()),
+                                        coin.Clp_statusArray(lp.get()) +
+                                            statusSize);
       double oldLower = lb[branch], oldUpper = ub[branch];
       // The nearer side first: a good plan early cuts more nodes off.
       bool upFirst = value - std::floor(value) >= 0.5;
       for (bool up : {upFirst, !upFirst}) {
         lb[branch] = up ? std::ceil(value) : oldLower;
         ub[branch] = up ? oldUpper : std::floor(value);
-        Clp_chgColumnLower(lp.get(), lb.data());
-        Clp_chgColumnUpper(lp.get(), ub.data());
-        Clp_copyinStatus(lp.get(), status.data());
+        coin.Clp_chgColumnLower(lp.get(), lb.data());
+        coin.Clp_chgColumnUpper(lp.get(), ub.data());
+        coin.Clp_copyinStatus(lp.get(), status.data());
         visit();
       }
       lb[branch] = oldLower;
       ub[branch] = oldUpper;
-      Clp_chgColumnLower(lp.get(), lb.data());
-      Clp_chgColumnUpper(lp.get(), ub.data());
+      coin.Clp_chgColumnLower(lp.get(), lb.data());
+      coin.Clp_chgColumnUpper(lp.get(), ub.data());
     };
     visit();
     return !failed && found;
@@ -1115,6 +1118,11 @@ Planner::solve(SmallVectorImpl<unsigned> &chosen,
   chosen.assign(nodes.size(), 0);
   if (columns == 0)
     return success();
+  std::string coinError;
+  const CoinSolvers *solvers = CoinSolvers::get(coinError);
+  if (!solvers)
+    return mlir::emitError(func.getLoc()) << "auto-plan: " << coinError;
+  const CoinSolvers &coin = *solvers;
   MipBuilder::Matrix matrix = mip.matrix();
   // A plan whose layers fold into one is a small programme (an MLP layer:
   // 200 columns), which a few relaxations prove: 3 for an MLP layer, 11 for
@@ -1126,18 +1134,18 @@ Planner::solve(SmallVectorImpl<unsigned> &chosen,
                           : std::clamp<unsigned>(64000 / columns, 4, 64);
   std::vector<double> solution;
   std::unique_ptr<Cbc_Model, void (*)(Cbc_Model *)> model(nullptr,
-                                                          Cbc_deleteModel);
+                                                          coin.Cbc_deleteModel);
   const double *x = nullptr;
-  if (maxNodes &&
-      mip.branchAndBound(matrix, forbidden ? 0.01 : 0, maxNodes, solution)) {
+  if (maxNodes && mip.branchAndBound(coin, matrix, forbidden ? 0.01 : 0,
+                                     maxNodes, solution)) {
     LLVM_DEBUG(llvm::dbgs() << "auto-plan: " << nodes.size() << " nodes, "
                             << columns << " columns: solved by Clp\n");
     x = solution.data();
   } else {
-    model.reset(Cbc_newModel());
-    Cbc_setLogLevel(model.get(), 0);
-    mip.load(model.get(), matrix);
-    Cbc_setAllowableGap(model.get(), 0);
+    model.reset(coin.Cbc_newModel());
+    coin.Cbc_setLogLevel(model.get(), 0);
+    mip.load(coin, model.get(), matrix);
+    coin.Cbc_setAllowableGap(model.get(), 0);
     // Without a budget CBC's primal heuristics and its preprocessing are most
     // of its time while rarely changing the bound: off, the same plans come
     // sooner (3-4x on a 12-layer GPT). The cut generators stay: a large plan
@@ -1146,25 +1154,26 @@ Planner::solve(SmallVectorImpl<unsigned> &chosen,
     // find the knapsack's good plans early and prove them (fewer
     // branch-and-bound nodes).
     if (!budget) {
-      Cbc_setParameter(model.get(), "heuristicsOnOff", "off");
-      Cbc_setParameter(model.get(), "preprocess", "off");
+      coin.Cbc_setParameter(model.get(), "heuristicsOnOff", "off");
+      coin.Cbc_setParameter(model.get(), "preprocess", "off");
     }
     // The plan is exact; a runner-up, which only explains it, is within 1%.
-    Cbc_setAllowableFractionGap(model.get(), forbidden ? 0.01 : 0);
-    Cbc_solve(model.get());
+    coin.Cbc_setAllowableFractionGap(model.get(), forbidden ? 0.01 : 0);
+    coin.Cbc_solve(model.get());
     LLVM_DEBUG(llvm::dbgs()
                << "auto-plan: " << nodes.size() << " nodes, " << edges.size()
                << " edges, " << shared.size() << " shared reads, " << columns
-               << " columns, " << Cbc_getNumRows(model.get()) << " rows; "
-               << Cbc_getNodeCount(model.get()) << " branch-and-bound nodes\n");
-    if (!Cbc_isProvenOptimal(model.get()) && forbidden)
+               << " columns, " << coin.Cbc_getNumRows(model.get()) << " rows; "
+               << coin.Cbc_getNodeCount(model.get())
+               << " branch-and-bound nodes\n");
+    if (!coin.Cbc_isProvenOptimal(model.get()) && forbidden)
       return failure();
-    if (!Cbc_isProvenOptimal(model.get()))
+    if (!coin.Cbc_isProvenOptimal(model.get()))
       return mlir::emitError(func.getLoc())
              << "auto-plan: the solver found no optimal plan (CBC status "
-             << Cbc_status(model.get()) << ", secondary "
-             << Cbc_secondaryStatus(model.get()) << ")";
-    x = Cbc_getColSolution(model.get());
+             << coin.Cbc_status(model.get()) << ", secondary "
+             << coin.Cbc_secondaryStatus(model.get()) << ")";
+    x = coin.Cbc_getColSolution(model.get());
   }
   for (auto [n, node] : llvm::enumerate(nodes)) {
     if (node.column < 0)

@@ -34,3 +34,11 @@ func.func @mlp(%x: tensor<16x512xf32>,
                      outs(%f2 : tensor<16x512xf32>) -> tensor<16x512xf32>
   return %y : tensor<16x512xf32>
 }
+
+// COIN-OR's solvers are loaded when a plan first solves a programme: where
+// they cannot be, that plan fails with the library and the loader's reason;
+// a pipeline that solves nothing (no search, no auto-plan) never loads them.
+// RUN: not tp-opt %s --tp-propagate="auto-plan" --tp-coin-library-dir=%t.missing 2>&1 | FileCheck %s --check-prefix=NOCOIN
+// NOCOIN: auto-plan-invalid.mlir:{{[0-9]+}}:1: error: auto-plan: cannot load COIN-OR's {{.*}}.missing/libClp.so.1 ({{.*}}No such file or directory); install coinor-libcbc3 (Debian) or an equivalent
+// RUN: tp-opt %s --tp-spmd="search=false" --tp-coin-library-dir=%t.missing | FileCheck %s --check-prefix=UNSOLVED
+// UNSOLVED: func.func @mlp({{.*}}attributes {tp.spmd = @world}
