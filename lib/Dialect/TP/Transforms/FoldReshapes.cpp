@@ -194,12 +194,34 @@ struct FoldReshapesPass
     OpBuilder builder(ctx);
     llvm::DenseSet<Value> done;
     bool again = true;
-    // tp programs are single-block: no region to simplify after each sweep
-    // (that walk was a tenth of the pass on a 1,024-layer GPT).
     GreedyRewriteConfig config;
-    config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
+    // Only where reshapes are: every pattern here is rooted at a reshape, at
+    // the linalg op (or softmax) that reads a collapse, or at the producer
+    // of an expand; the driver follows what each rewrite creates and
+    // touches. Run over the whole module, the driver visited every op of a
+    // deep model, reshapes or not (a 1,024-layer GPT: 170,000 ops, 8,000 of
+    // them reshapes), tried each pattern and fold on it, and simplified its
+    // regions after each sweep: 0.73 s there, against 0.42 s seeded.
+    config.setStrictness(GreedyRewriteStrictness::AnyOp);
+    SmallVector<Operation *> seeds;
+    llvm::DenseSet<Operation *> seeded;
+    auto seed = [&](Operation *op) {
+      if (op && seeded.insert(op).second)
+        seeds.push_back(op);
+    };
     while (again) {
-      if (failed(applyPatternsGreedily(getOperation(), frozen, config))) {
+      seeds.clear();
+      seeded.clear();
+      getOperation()->walk([&](Operation *op) {
+        if (!isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(op))
+          return;
+        seed(op->getOperand(0).getDefiningOp());
+        seed(op);
+        if (isa<tensor::CollapseShapeOp>(op))
+          for (Operation *user : op->getUsers())
+            seed(user);
+      });
+      if (failed(applyOpPatternsGreedily(seeds, frozen, config))) {
         getOperation()->emitError(
             "--tp-fold-reshapes did not converge: its reshape folding "
             "patterns kept rewriting this function");
