@@ -25,6 +25,7 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <array>
 #include <cstdint>
 
 using namespace mlir::tp;
@@ -32,10 +33,38 @@ using llvm::StringRef;
 
 namespace {
 
-bool isIdStart(char c) { return llvm::isAlpha(c) || c == '_'; }
-bool isIdChar(char c) {
-  return llvm::isAlnum(c) || c == '_' || c == '$' || c == '.';
+/// The character classes the scan needs, one table lookup each (the scan
+/// runs over every byte of every input before it is parsed).
+enum : uint8_t {
+  kIdStartClass = 1,  // [a-zA-Z_]
+  kIdCharClass = 2,   // [a-zA-Z0-9_$.]
+  kSpaceClass = 4,    // space, tab, newline, carriage return
+  kPrefixedClass = 8, // what follows % @ ^ # !: an identifier char or '-'
+};
+constexpr std::array<uint8_t, 256> makeClasses() {
+  std::array<uint8_t, 256> classes{};
+  for (unsigned c = 0; c < 256; ++c) {
+    bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+    bool digit = c >= '0' && c <= '9';
+    uint8_t k = 0;
+    if (alpha || c == '_')
+      k |= kIdStartClass;
+    if (alpha || digit || c == '_' || c == '$' || c == '.')
+      k |= kIdCharClass | kPrefixedClass;
+    if (c == '-')
+      k |= kPrefixedClass;
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r')
+      k |= kSpaceClass;
+    classes[c] = k;
+  }
+  return classes;
 }
+constexpr std::array<uint8_t, 256> kClasses = makeClasses();
+bool is(char c, uint8_t cls) {
+  return kClasses[static_cast<unsigned char>(c)] & cls;
+}
+bool isIdStart(char c) { return is(c, kIdStartClass); }
+bool isIdChar(char c) { return is(c, kIdCharClass); }
 
 class Scanner {
 public:
@@ -58,7 +87,7 @@ public:
         // A prefixed identifier (value, symbol, block, attribute or type
         // alias, dialect type): never an op name.
         ++pos;
-        while (pos < text.size() && (isIdChar(text[pos]) || text[pos] == '-'))
+        while (pos < text.size() && is(text[pos], kPrefixedClass))
           ++pos;
         lastPunct = 0;
         continue;
@@ -71,13 +100,14 @@ public:
       }
       if (isIdStart(c)) {
         size_t start = pos;
+        bool dotted = false;
         while (pos < text.size() && isIdChar(text[pos]))
-          ++pos;
+          dotted |= text[pos++] == '.';
         StringRef word = text.slice(start, pos);
-        if (word.contains('.')) {
+        if (dotted) {
           lastOp = word;
-        } else if ((word == "permutation" || word == "dimensions") &&
-                   lastPunct == ')' &&
+        } else if (lastPunct == ')' &&
+                   (word == "permutation" || word == "dimensions") &&
                    (lastOp == "linalg.transpose" ||
                     lastOp == "linalg.broadcast" ||
                     lastOp == "linalg.reduce")) {
@@ -123,11 +153,11 @@ private:
   void skipTrivia() {
     while (pos < text.size()) {
       char c = text[pos];
-      if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+      if (is(c, kSpaceClass)) {
         ++pos;
       } else if (c == '/' && pos + 1 < text.size() && text[pos + 1] == '/') {
-        while (pos < text.size() && text[pos] != '\n')
-          ++pos;
+        size_t newline = text.find('\n', pos);
+        pos = newline == StringRef::npos ? text.size() : newline;
       } else {
         return;
       }
