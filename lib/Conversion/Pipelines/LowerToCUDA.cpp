@@ -82,6 +82,10 @@ void mlir::tp::buildLowerToCUDAPipeline(OpPassManager &pm,
   pm.addPass(createConvertLaunchesToRuntimePass());
   pm.addPass(createCallRuntimeThroughTablePass());
   pm.addPass(createEmitEntryPointsPass());
+  // A deep model's driver reaches code generation in bounded parts: the
+  // host code is the CPU lowering's, its kernels launched through the
+  // runtime's table in the same order.
+  pm.addPass(createSplitEntryPointsPass());
   // Anything left outside the LLVM dialect would reach the translation.
   pm.addPass(createCheckLoweredToLLVMPass());
 }
