@@ -1133,8 +1133,8 @@ Planner::solve(SmallVectorImpl<unsigned> &chosen,
                           ? unsigned(clPlanRelaxations)
                           : std::clamp<unsigned>(64000 / columns, 4, 64);
   std::vector<double> solution;
-  std::unique_ptr<Cbc_Model, void (*)(Cbc_Model *)> model(nullptr,
-                                                          coin.Cbc_deleteModel);
+  // Set (with CBC's own deleter) once CBC is loaded.
+  std::unique_ptr<Cbc_Model, void (*)(Cbc_Model *)> model(nullptr, nullptr);
   const double *x = nullptr;
   if (maxNodes && mip.branchAndBound(coin, matrix, forbidden ? 0.01 : 0,
                                      maxNodes, solution)) {
@@ -1142,7 +1142,10 @@ Planner::solve(SmallVectorImpl<unsigned> &chosen,
                             << columns << " columns: solved by Clp\n");
     x = solution.data();
   } else {
-    model.reset(coin.Cbc_newModel());
+    if (!CoinSolvers::get(coinError, /*cbc=*/true))
+      return mlir::emitError(func.getLoc()) << "auto-plan: " << coinError;
+    model = std::unique_ptr<Cbc_Model, void (*)(Cbc_Model *)>(
+        coin.Cbc_newModel(), coin.Cbc_deleteModel);
     coin.Cbc_setLogLevel(model.get(), 0);
     mip.load(coin, model.get(), matrix);
     coin.Cbc_setAllowableGap(model.get(), 0);

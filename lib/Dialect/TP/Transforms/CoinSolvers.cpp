@@ -11,6 +11,9 @@
 #include "llvm/Support/DynamicLibrary.h"
 #include "llvm/Support/Path.h"
 
+#include <mutex>
+#include <thread>
+
 using namespace mlir;
 using namespace mlir::tp;
 
@@ -30,42 +33,63 @@ static llvm::cl::opt<std::string> clCoinLibraryDir(
                    "automatic planning first solves a programme (default: "
                    "the dynamic loader's search path)"));
 
-static const CoinSolvers *load(std::string &error) {
-  static CoinSolvers solvers;
-  // Clp first: CBC's library needs it.
-  for (const char *name : {TP_CLP_LIBRARY, TP_CBC_LIBRARY}) {
-    std::string path = name;
-    if (!clCoinLibraryDir.empty()) {
-      llvm::SmallString<128> inDir(clCoinLibraryDir.getValue());
-      llvm::sys::path::append(inDir, name);
-      path = std::string(inDir);
-    }
-    std::string why;
-    llvm::sys::DynamicLibrary library =
-        llvm::sys::DynamicLibrary::getPermanentLibrary(path.c_str(), &why);
-    if (!library.isValid()) {
-      error = "cannot load COIN-OR's " + path + " (" + why +
-              "); install coinor-libcbc3 (Debian) or an equivalent";
-      return nullptr;
-    }
+static CoinSolvers solvers;
+
+/// Loads `name` (from --tp-coin-library-dir when given); an empty string, or
+/// why it cannot be loaded.
+static std::string loadLibrary(const char *name) {
+  std::string path = name;
+  if (!clCoinLibraryDir.empty()) {
+    llvm::SmallString<128> inDir(clCoinLibraryDir.getValue());
+    llvm::sys::path::append(inDir, name);
+    path = std::string(inDir);
   }
-  // Each function from whichever of the two defines it.
+  std::string why;
+  if (llvm::sys::DynamicLibrary::getPermanentLibrary(path.c_str(), &why)
+          .isValid())
+    return std::string();
+  return "cannot load COIN-OR's " + path + " (" + why +
+         "); install coinor-libcbc3 (Debian) or an equivalent";
+}
+
 #define TP_COIN_LOOKUP(name)                                                   \
   solvers.name = reinterpret_cast<decltype(solvers.name)>(                     \
       llvm::sys::DynamicLibrary::SearchForAddressOfSymbol(#name));             \
-  if (!solvers.name) {                                                         \
-    error = "COIN-OR's " TP_CBC_LIBRARY " and " TP_CLP_LIBRARY                 \
-            " do not define " #name;                                           \
-    return nullptr;                                                            \
-  }
-  TP_COIN_FUNCTIONS(TP_COIN_LOOKUP)
-#undef TP_COIN_LOOKUP
-  return &solvers;
+  if (!solvers.name)                                                           \
+    return "COIN-OR's " TP_CLP_LIBRARY " and " TP_CBC_LIBRARY                  \
+           " do not define " #name;
+
+static std::string loadClp() {
+  if (std::string error = loadLibrary(TP_CLP_LIBRARY); !error.empty())
+    return error;
+  TP_CLP_FUNCTIONS(TP_COIN_LOOKUP)
+  return std::string();
 }
 
-const CoinSolvers *CoinSolvers::get(std::string &error) {
-  static std::string loadError;
-  static const CoinSolvers *solvers = load(loadError);
-  error = loadError;
-  return solvers;
+static std::string loadCbc() {
+  if (std::string error = loadLibrary(TP_CBC_LIBRARY); !error.empty())
+    return error;
+  TP_CBC_FUNCTIONS(TP_COIN_LOOKUP)
+  return std::string();
+}
+#undef TP_COIN_LOOKUP
+
+const CoinSolvers *CoinSolvers::get(std::string &error, bool cbc) {
+  static const std::string clpError = loadClp();
+  error = clpError;
+  if (error.empty() && cbc) {
+    static const std::string cbcError = loadCbc();
+    error = cbcError;
+  }
+  return error.empty() ? &solvers : nullptr;
+}
+
+void CoinSolvers::loadInBackground() {
+  static std::once_flag started;
+  std::call_once(started, [] {
+    std::thread([] {
+      std::string error;
+      (void)get(error);
+    }).detach();
+  });
 }

@@ -25,23 +25,9 @@
 
 namespace mlir::tp {
 
-/// The functions of CBC's and Clp's C interfaces that planning calls.
-#define TP_COIN_FUNCTIONS(X)                                                   \
-  X(Cbc_newModel)                                                              \
-  X(Cbc_deleteModel)                                                           \
-  X(Cbc_setLogLevel)                                                           \
-  X(Cbc_loadProblem)                                                           \
-  X(Cbc_setInteger)                                                            \
-  X(Cbc_setAllowableGap)                                                       \
-  X(Cbc_setAllowableFractionGap)                                               \
-  X(Cbc_setParameter)                                                          \
-  X(Cbc_solve)                                                                 \
-  X(Cbc_getNumRows)                                                            \
-  X(Cbc_getNodeCount)                                                          \
-  X(Cbc_isProvenOptimal)                                                       \
-  X(Cbc_status)                                                                \
-  X(Cbc_secondaryStatus)                                                       \
-  X(Cbc_getColSolution)                                                        \
+/// The functions of Clp's C interface that planning calls (its own branch
+/// and bound over Clp's relaxations).
+#define TP_CLP_FUNCTIONS(X)                                                    \
   X(Clp_newModel)                                                              \
   X(Clp_deleteModel)                                                           \
   X(Clp_setLogLevel)                                                           \
@@ -56,16 +42,43 @@ namespace mlir::tp {
   X(Clp_chgColumnUpper)                                                        \
   X(Clp_copyinStatus)
 
-/// CBC and Clp, loaded: each member points at the function of its name.
+/// The functions of CBC's C interface that planning calls (a programme its
+/// own branch and bound does not finish).
+#define TP_CBC_FUNCTIONS(X)                                                    \
+  X(Cbc_newModel)                                                              \
+  X(Cbc_deleteModel)                                                           \
+  X(Cbc_setLogLevel)                                                           \
+  X(Cbc_loadProblem)                                                           \
+  X(Cbc_setInteger)                                                            \
+  X(Cbc_setAllowableGap)                                                       \
+  X(Cbc_setAllowableFractionGap)                                               \
+  X(Cbc_setParameter)                                                          \
+  X(Cbc_solve)                                                                 \
+  X(Cbc_getNumRows)                                                            \
+  X(Cbc_getNodeCount)                                                          \
+  X(Cbc_isProvenOptimal)                                                       \
+  X(Cbc_status)                                                                \
+  X(Cbc_secondaryStatus)                                                       \
+  X(Cbc_getColSolution)
+
+/// Clp and, once asked for, CBC, loaded: each member points at the
+/// function of its name.
 struct CoinSolvers {
 #define TP_COIN_MEMBER(name) decltype(&::name) name = nullptr;
-  TP_COIN_FUNCTIONS(TP_COIN_MEMBER)
+  TP_CLP_FUNCTIONS(TP_COIN_MEMBER)
+  TP_CBC_FUNCTIONS(TP_COIN_MEMBER)
 #undef TP_COIN_MEMBER
 
-  /// The solvers, loaded by the first call (thread-safe); null, with
-  /// `error` saying which library or function is missing, when they cannot
-  /// be. Later calls give the same answer.
-  static const CoinSolvers *get(std::string &error);
+  /// Clp, loaded by the first call, and with `cbc` CBC too (each once,
+  /// thread-safe: CBC's library alone costs 2-3 ms to load, and most
+  /// programmes never reach it). Null, with `error` saying which library or
+  /// function is missing, when they cannot be.
+  static const CoinSolvers *get(std::string &error, bool cbc = false);
+  /// Starts loading Clp on a thread of its own, for a pass that will likely
+  /// solve a programme after some work of its own: loading Clp (with
+  /// CoinUtils, LAPACK, OpenBLAS) takes 6-8 ms, which then overlaps that
+  /// work. `get` waits for it. Once per process.
+  static void loadInBackground();
 };
 
 } // namespace mlir::tp

@@ -36,6 +36,8 @@
 
 #include "tp/Dialect/TP/Transforms/Passes.h"
 
+#include "CoinSolvers.h"
+
 #include "tp/Dialect/TP/IR/TPInterfaces.h"
 #include "tp/Dialect/TP/IR/TPOps.h"
 #include "tp/Dialect/TP/Transforms/AutoPlan.h"
@@ -729,6 +731,10 @@ struct PropagatePass : public tp::impl::PropagatePassBase<PropagatePass> {
       }
       autoPlanOptions.memoryPerDevice = *bytes;
     }
+    // The planner solves its programme with Clp after the fixed point (and,
+    // searching, the fixed point's reshards): Clp loads meanwhile.
+    if ((autoPlan || search) && getContext().isMultithreadingEnabled())
+      CoinSolvers::loadInBackground();
     SymbolTableCollection symbols;
     if (failed(inlineCalls(module, symbols)))
       return signalPassFailure();
