@@ -272,9 +272,11 @@ class Planner {
 public:
   Planner(FunctionOpInterface func, MeshOp mesh,
           const PlanConstraints &constraints, const AutoPlanOptions &options,
-          const OpChoices *incumbent, ShardingRuleCache *sharedRules)
+          const OpChoices *incumbent, ShardingRuleCache *sharedRules,
+          PlanRepeats *givenRepeats)
       : func(func), mesh(mesh), constraints(constraints), options(options),
-        incumbent(incumbent), axes(mesh), decisions(decider, axes),
+        incumbent(incumbent), givenRepeats(givenRepeats), axes(mesh),
+        decisions(decider, axes),
         attrs(func->getContext(),
               FlatSymbolRefAttr::get(mesh.getSymNameAttr())),
         rules(sharedRules ? *sharedRules : ownRules) {
@@ -344,6 +346,8 @@ private:
   const PlanConstraints &constraints;
   const AutoPlanOptions &options;
   const OpChoices *incumbent;
+  /// The repeats to fold, found by the caller; null: found here.
+  PlanRepeats *givenRepeats;
   MeshAxes axes;
   SmallVector<std::pair<StringRef, int64_t>> splitAxes;
   CommunicationCostDecider decider;
@@ -677,15 +681,13 @@ void Planner::mapNested(Operation *rep, Operation *other) {
 
 void Planner::foldRepeats() {
   Block &body = func.getFunctionBody().front();
-  // Where each sharding came from (record-origins) names each layer's own
-  // ops: it does not change what a layer computes or costs.
-  LayerFinder finder(
-      &body, StringAttr::get(func.getContext(), TPDialect::kOriginsAttrName));
-  finder.collect();
-  // The search checked every repeat it returns against the first: what each
-  // reads from outside comes with it.
-  RepeatExternals checked;
-  LayerRepeats found = finder.search(kMinLayerOps, &checked);
+  PlanRepeats own;
+  if (!givenRepeats)
+    own = findPlanRepeats(func);
+  PlanRepeats &repeats = givenRepeats ? *givenRepeats : own;
+  const LayerFinder &finder = *repeats.finder;
+  const RepeatExternals &checked = repeats.checked;
+  LayerRepeats found = repeats.found;
   if (!found.saved())
     return;
   ArrayRef<Operation *> first = finder.repeat(found.start, found.period, 0);
@@ -1414,12 +1416,26 @@ Planner::Totals Planner::totalsOf(ArrayRef<unsigned> chosen) const {
 
 } // namespace
 
-FailureOr<FunctionPlan>
-mlir::tp::planFunction(FunctionOpInterface func, MeshOp mesh,
-                       const PlanConstraints &constraints,
-                       const AutoPlanOptions &options,
-                       const OpChoices *incumbent, ShardingRuleCache *rules) {
-  return Planner(func, mesh, constraints, options, incumbent, rules).run();
+PlanRepeats mlir::tp::findPlanRepeats(FunctionOpInterface func) {
+  PlanRepeats repeats;
+  // Where each sharding came from (record-origins) names each layer's own
+  // ops: it does not change what a layer computes or costs.
+  repeats.finder = std::make_unique<LayerFinder>(
+      &func.getFunctionBody().front(),
+      StringAttr::get(func.getContext(), TPDialect::kOriginsAttrName));
+  repeats.finder->collect();
+  // The search checked every repeat it returns against the first: what each
+  // reads from outside comes with it.
+  repeats.found = repeats.finder->search(kMinLayerOps, &repeats.checked);
+  return repeats;
+}
+
+FailureOr<FunctionPlan> mlir::tp::planFunction(
+    FunctionOpInterface func, MeshOp mesh, const PlanConstraints &constraints,
+    const AutoPlanOptions &options, const OpChoices *incumbent,
+    ShardingRuleCache *rules, PlanRepeats *repeats) {
+  return Planner(func, mesh, constraints, options, incumbent, rules, repeats)
+      .run();
 }
 
 std::optional<double> mlir::tp::parseByteSize(StringRef text) {
