@@ -197,7 +197,9 @@ void FunctionPropagator::seed() {
     }
     resultConstraintOrigins.push_back(save(origin));
   }
+  size_t numResults = 0;
   func.getFunctionBody().walk([&](Operation *op) {
+    numResults += llvm::count_if(op->getResults(), isTensor);
     ShardingAttr sharding = getOwnSharding(op);
     if (!sharding)
       return;
@@ -205,6 +207,9 @@ void FunctionPropagator::seed() {
                                 save(op->getName().getStringRef() + " at " +
                                      formatLocation(op->getLoc()))};
   });
+  // Sized once: growing would move every state (a sharding's nested
+  // vectors) each time.
+  states.reserve(states.size() + numResults);
 }
 
 //===----------------------------------------------------------------------===//
