@@ -94,7 +94,7 @@ private:
   /// `v`'s final sharding when it has one, else the given one.
   const TensorSharding *current(Value v) {
     auto it = finals.find(v);
-    return it != finals.end() ? &it->second : given(v);
+    return it != finals.end() ? it->second : given(v);
   }
   const TensorSharding &finalOf(Value v) {
     if (const TensorSharding *s = current(v))
@@ -121,6 +121,19 @@ private:
   StringRef originOf(Operation *op, int source);
   const ShardingRule *ruleOf(Operation *op);
   ShardingAttr attrOf(const TensorSharding &s) { return attrCache.get(s); }
+  /// `s`, stored once per distinct sharding (keyed by its attribute, as
+  /// given shardings are): pointers to it stay valid.
+  const TensorSharding *intern(const TensorSharding &s) {
+    return intern(attrOf(s), s);
+  }
+  const TensorSharding *intern(ShardingAttr attr, const TensorSharding &s) {
+    auto [it, inserted] = fromAttr.try_emplace(attr, nullptr);
+    if (inserted) {
+      converted.push_back(s);
+      it->second = &converted.back();
+    }
+    return it->second;
+  }
 
   FunctionOpInterface func;
   // A copy: kept decisions (DecidedReshards) outlive the caller's options.
@@ -149,7 +162,10 @@ private:
   /// Given shardings, converted once per attribute.
   DenseMap<Attribute, const TensorSharding *> fromAttr;
   std::deque<TensorSharding> converted;
-  DenseMap<Value, TensorSharding> finals;
+  /// Each value's final sharding, stored once per distinct sharding
+  /// (`intern`): a deep model's map of copies (nested vectors) was a third
+  /// of deciding, in cache misses.
+  DenseMap<Value, const TensorSharding *> finals;
   DenseMap<Operation *, StringRef> resultOrigins;
   /// Origin given to producers cloned for the op being finalized.
   StringRef rematerializedFor;
@@ -282,7 +298,7 @@ Value ReshardInserter::reshardTo(Value v, const TensorSharding &target) {
   else
     b.setInsertionPointToStart(cast<BlockArgument>(v).getOwner());
   Value r = ReshardOp::create(b, v.getLoc(), v, attr);
-  finals[r] = target;
+  finals[r] = intern(attr, target);
   reshards[key] = r;
   return r;
 }
@@ -308,7 +324,7 @@ Value ReshardInserter::rematerialize(Value v, const TensorSharding &target) {
   if (soleChain(v)) {
     std::function<void(Value, const TensorSharding &)> retarget =
         [&](Value value, const TensorSharding &s) {
-          finals[value] = s;
+          finals[value] = intern(s);
           Operation *producer = value.getDefiningOp();
           resultOrigins[producer] = rematerializedFor;
           TensorSharding operandTarget = s;
@@ -329,7 +345,7 @@ Value ReshardInserter::rematerialize(Value v, const TensorSharding &target) {
     if (isRematerializable(use.get()))
       use.set(rematerialize(use.get(), operandTarget));
   Value r = clone->getResult(cast<OpResult>(v).getResultNumber());
-  finals[r] = target;
+  finals[r] = intern(attr, target);
   resultOrigins[clone] = rematerializedFor;
   reshards[key] = r;
   return r;
@@ -374,7 +390,7 @@ bool ReshardInserter::splitTokensOfReduction(Operation *op,
 LogicalResult ReshardInserter::finalize() {
   for (BlockArgument arg : func.getArguments())
     if (isTensor(arg))
-      finals[arg] = finalOf(arg);
+      finals[arg] = &finalOf(arg);
   std::string funcName = ("@" + func.getName()).str();
   Operation *ret = func.getFunctionBody().back().getTerminator();
   // The function's result constraints.
@@ -409,12 +425,13 @@ LogicalResult ReshardInserter::finalize() {
       TensorSharding target = TensorSharding::fromAttr(annotate.getSharding());
       rematerializedFor = givenOrigin(annotate.getResult());
       require(annotate->getOpOperand(0), target);
-      finals[annotate.getResult()] = target;
+      finals[annotate.getResult()] = intern(annotate.getSharding(), target);
       continue;
     }
     if (auto reshard = dyn_cast<ReshardOp>(op)) {
       finals[reshard.getResult()] =
-          TensorSharding::fromAttr(reshard.getSharding());
+          intern(reshard.getSharding(),
+                 TensorSharding::fromAttr(reshard.getSharding()));
       continue;
     }
     if (op == ret) {
@@ -448,7 +465,7 @@ LogicalResult ReshardInserter::finalize() {
           require(use, replicatedOf(rankOf(use.get())));
       for (Value r : op->getResults())
         if (isTensor(r))
-          finals[r] = replicatedOf(rankOf(r));
+          finals[r] = &replicatedOf(rankOf(r));
       continue;
     }
     const OpOutcome *outcome = &decisions.decide(op, *rule, decisionInput);
@@ -557,11 +574,15 @@ LogicalResult ReshardInserter::finalize() {
         continue;
       if (!implied)
         return op->emitOpError("internal error: inexpressible result sharding");
-      TensorSharding &s = finals[result];
-      s = *implied;
+      if (passedPartial.empty()) {
+        finals[result] = intern(*implied);
+        continue;
+      }
+      TensorSharding s = *implied;
       for (StringRef axis : passedPartial)
         if (!llvm::is_contained(s.partial, axis))
           s.partial.push_back(axis);
+      finals[result] = intern(s);
     }
   }
   return success();
@@ -610,8 +631,8 @@ void ReshardInserter::write() {
         attr = attrOf(TensorSharding());
       } else {
         auto it = finals.find(r);
-        attr = attrOf(it != finals.end() && it->second.dims.size() == rankOf(r)
-                          ? it->second
+        attr = attrOf(it != finals.end() && it->second->dims.size() == rankOf(r)
+                          ? *it->second
                           : replicatedOf(rankOf(r)));
       }
       shardings.push_back(attr);
@@ -636,7 +657,7 @@ void ReshardInserter::write() {
   for (auto [index, arg] : llvm::enumerate(func.getArguments())) {
     NamedAttrList attrList(func.getArgAttrDict(index));
     if (isTensor(arg) && !attrList.get(TPDialect::kShardingAttrName)) {
-      attrList.set(TPDialect::kShardingAttrName, attrOf(finals[arg]));
+      attrList.set(TPDialect::kShardingAttrName, attrOf(finalOf(arg)));
       argsChanged = true;
     }
     argAttrs.push_back(attrList.getDictionary(ctx));
