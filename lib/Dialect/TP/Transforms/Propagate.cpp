@@ -72,7 +72,9 @@ using namespace mlir::tp;
 namespace {
 
 struct ValueState {
-  TensorSharding sharding;
+  /// Stored once per distinct sharding (FunctionPropagator::intern); null
+  /// until something is known.
+  const TensorSharding *sharding = nullptr;
   /// Something is known about the value (possibly: it is replicated).
   bool known = false;
   /// Set by a constraint; never changed.
@@ -139,6 +141,17 @@ private:
   const ShardingRule *ruleOf(Operation *op);
   /// The attribute of `s`, built once per distinct sharding.
   ShardingAttr attrOf(const TensorSharding &s) { return attrCache.get(s); }
+  /// `s`, stored once per distinct sharding (keyed by its attribute): the
+  /// states hold pointers, not copies (a deep model's map of copies is
+  /// megabytes of cache misses).
+  const TensorSharding *intern(const TensorSharding &s) {
+    auto [it, inserted] = interned.try_emplace(attrOf(s), nullptr);
+    if (inserted) {
+      internedStorage.push_back(s);
+      it->second = &internedStorage.back();
+    }
+    return it->second;
+  }
   StringRef save(const Twine &text) { return saver.save(text); }
 
   FunctionOpInterface func;
@@ -153,6 +166,8 @@ private:
   SmallVector<StringRef> resultConstraintOrigins;
   ShardingRuleCache &ruleCache;
   ShardingAttrCache attrCache;
+  DenseMap<Attribute, const TensorSharding *> interned;
+  std::deque<TensorSharding> internedStorage;
   llvm::BumpPtrAllocator allocator;
   llvm::StringSaver saver{allocator};
   /// FIFO of ops to visit; `queued` says which are in it.
@@ -175,10 +190,10 @@ void FunctionPropagator::seed() {
     unsigned rank = cast<RankedTensorType>(arg.getType()).getRank();
     if (auto attr = func.getArgAttrOfType<ShardingAttr>(
             index, TPDialect::kShardingAttrName)) {
-      state = {TensorSharding::fromAttr(attr), true, true,
+      state = {intern(TensorSharding::fromAttr(attr)), true, true,
                save("argument #" + Twine(index) + " of " + funcName)};
     } else if (options.replicateOpenBoundaries) {
-      state = {TensorSharding::replicated(rank), true, true,
+      state = {intern(TensorSharding::replicated(rank)), true, true,
                save("argument #" + Twine(index) + " of " + funcName +
                     " (replicate-open-boundaries)")};
     }
@@ -203,7 +218,8 @@ void FunctionPropagator::seed() {
     ShardingAttr sharding = getOwnSharding(op);
     if (!sharding)
       return;
-    states[op->getResult(0)] = {TensorSharding::fromAttr(sharding), true, true,
+    states[op->getResult(0)] = {intern(TensorSharding::fromAttr(sharding)),
+                                true, true,
                                 save(op->getName().getStringRef() + " at " +
                                      formatLocation(op->getLoc()))};
   });
@@ -223,9 +239,9 @@ bool FunctionPropagator::extend(Value v, const TensorSharding &s,
   ValueState &state = states[v];
   if (state.fixed || !s.hasAxes())
     return false;
-  if (state.known && !extendsSharding(state.sharding, s))
+  if (state.known && !extendsSharding(*state.sharding, s))
     return false;
-  state.sharding = s;
+  state.sharding = intern(s);
   state.known = true;
   state.origin = origin;
   if (Operation *def = v.getDefiningOp())
@@ -244,7 +260,7 @@ void FunctionPropagator::propagate() {
   auto current = [&](Value v, bool) -> const TensorSharding * {
     auto it = states.find(v);
     return it == states.end() || !it->second.known ? nullptr
-                                                   : &it->second.sharding;
+                                                   : it->second.sharding;
   };
   auto originOf = [&](Operation *op, int source) -> StringRef {
     if (source < 0)
@@ -263,8 +279,10 @@ void FunctionPropagator::propagate() {
 
     if (auto annotate = dyn_cast<AnnotateOp>(op)) {
       // The constraint also tells the producer what it should make.
-      const ValueState &out = states[annotate.getResult()];
-      extend(annotate.getInput(), out.sharding, out.origin);
+      // Copied out first: extending may grow the map.
+      const ValueState out = states[annotate.getResult()];
+      if (out.sharding)
+        extend(annotate.getInput(), *out.sharding, out.origin);
       continue;
     }
     if (op->hasTrait<OpTrait::IsTerminator>() && op->getParentOp() == func) {
@@ -316,10 +334,10 @@ void FunctionPropagator::write() {
       const ValueState *state = stateOf(r);
       if (!isTensor(r))
         shardings.push_back(attrOf(TensorSharding()));
-      else if (state && state->sharding.dims.size() ==
+      else if (state && state->sharding->dims.size() ==
                             static_cast<size_t>(
                                 cast<RankedTensorType>(r.getType()).getRank()))
-        shardings.push_back(attrOf(state->sharding));
+        shardings.push_back(attrOf(*state->sharding));
       else
         shardings.push_back(attrOf(TensorSharding::replicated(
             cast<RankedTensorType>(r.getType()).getRank())));
@@ -346,7 +364,7 @@ void FunctionPropagator::write() {
         attrs.set(
             TPDialect::kShardingAttrName,
             attrOf(state
-                       ? state->sharding
+                       ? *state->sharding
                        : TensorSharding::replicated(
                              cast<RankedTensorType>(arg.getType()).getRank())));
         argsChanged = true;
@@ -382,7 +400,7 @@ LogicalResult FunctionPropagator::applyPlan(MeshOp mesh,
     auto it = states.find(arg);
     constraints.arguments.push_back(
         it != states.end() && it->second.fixed
-            ? std::optional<TensorSharding>(it->second.sharding)
+            ? std::optional<TensorSharding>(*it->second.sharding)
             : std::nullopt);
   }
   // An open result named "grad.X" of X's type, for an argument named X, is
@@ -434,7 +452,7 @@ LogicalResult FunctionPropagator::applyPlan(MeshOp mesh,
   for (auto [arg, s] : llvm::zip(func.getArguments(), plan->arguments)) {
     ValueState &state = states[arg];
     if (s && !state.fixed)
-      state = {*s, true, true, origin};
+      state = {intern(*s), true, true, origin};
   }
   adoptDecisions(origin);
   return success();
@@ -445,7 +463,7 @@ LogicalResult FunctionPropagator::searchOps(MeshOp mesh,
   auto settled = [&](Value v) {
     auto it = states.find(v);
     return it != states.end() && it->second.known
-               ? it->second.sharding
+               ? *it->second.sharding
                : TensorSharding::replicated(
                      cast<RankedTensorType>(v.getType()).getRank());
   };
@@ -555,7 +573,7 @@ void FunctionPropagator::adoptDecisions(StringRef origin) {
           for (StringRef axis : pass->second.axes)
             if (!llvm::is_contained(sharding.partial, axis))
               sharding.partial.push_back(axis);
-        states[result] = {std::move(sharding), true, false, origin};
+        states[result] = {intern(sharding), true, false, origin};
       }
     }
     return rule ? WalkResult::skip() : WalkResult::advance();
