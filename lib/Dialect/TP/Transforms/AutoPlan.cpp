@@ -273,9 +273,9 @@ public:
   Planner(FunctionOpInterface func, MeshOp mesh,
           const PlanConstraints &constraints, const AutoPlanOptions &options,
           const OpChoices *incumbent, ShardingRuleCache *sharedRules,
-          PlanRepeats *givenRepeats)
+          PlanStructure *givenStructure)
       : func(func), mesh(mesh), constraints(constraints), options(options),
-        incumbent(incumbent), givenRepeats(givenRepeats), axes(mesh),
+        incumbent(incumbent), givenStructure(givenStructure), axes(mesh),
         decisions(decider, axes),
         attrs(func->getContext(),
               FlatSymbolRefAttr::get(mesh.getSymNameAttr())),
@@ -346,8 +346,10 @@ private:
   const PlanConstraints &constraints;
   const AutoPlanOptions &options;
   const OpChoices *incumbent;
-  /// The repeats to fold, found by the caller; null: found here.
-  PlanRepeats *givenRepeats;
+  /// The function's structure, found by the caller or (`ownStructure`)
+  /// by foldRepeats.
+  PlanStructure *givenStructure;
+  PlanStructure ownStructure;
   MeshAxes axes;
   SmallVector<std::pair<StringRef, int64_t>> splitAxes;
   CommunicationCostDecider decider;
@@ -681,10 +683,11 @@ void Planner::mapNested(Operation *rep, Operation *other) {
 
 void Planner::foldRepeats() {
   Block &body = func.getFunctionBody().front();
-  PlanRepeats own;
-  if (!givenRepeats)
-    own = findPlanRepeats(func);
-  PlanRepeats &repeats = givenRepeats ? *givenRepeats : own;
+  if (!givenStructure) {
+    ownStructure = findPlanStructure(func);
+    givenStructure = &ownStructure;
+  }
+  PlanStructure &repeats = *givenStructure;
   const LayerFinder &finder = *repeats.finder;
   const RepeatExternals &checked = repeats.checked;
   LayerRepeats found = repeats.found;
@@ -1362,14 +1365,12 @@ std::optional<SmallVector<unsigned>> Planner::incumbentStrategies() const {
 }
 
 void Planner::addPeakActivations() {
-  LivePeak peak =
-      findLivePeak(func.getFunctionBody().front(), [&](Value v) -> double {
-        auto type = dyn_cast<RankedTensorType>(v.getType());
-        if (!type || !type.hasStaticShape() || !sources.count(v))
-          return 0;
-        return localBytes(type, TensorSharding::replicated(type.getRank()),
-                          axes);
-      });
+  LivePeak peak = findLivePeak(givenStructure->live, [&](Value v) -> double {
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    if (!type || !type.hasStaticShape() || !sources.count(v))
+      return 0;
+    return localBytes(type, TensorSharding::replicated(type.getRank()), axes);
+  });
   for (Value v : peak.values) {
     Source source = sources.lookup(v);
     auto type = cast<RankedTensorType>(v.getType());
@@ -1416,24 +1417,25 @@ Planner::Totals Planner::totalsOf(ArrayRef<unsigned> chosen) const {
 
 } // namespace
 
-PlanRepeats mlir::tp::findPlanRepeats(FunctionOpInterface func) {
-  PlanRepeats repeats;
+PlanStructure mlir::tp::findPlanStructure(FunctionOpInterface func) {
+  PlanStructure structure;
   // Where each sharding came from (record-origins) names each layer's own
   // ops: it does not change what a layer computes or costs.
-  repeats.finder = std::make_unique<LayerFinder>(
+  structure.finder = std::make_unique<LayerFinder>(
       &func.getFunctionBody().front(),
       StringAttr::get(func.getContext(), TPDialect::kOriginsAttrName));
-  repeats.finder->collect();
+  structure.finder->collect();
   // The search checked every repeat it returns against the first: what each
   // reads from outside comes with it.
-  repeats.found = repeats.finder->search(kMinLayerOps, &repeats.checked);
-  return repeats;
+  structure.found = structure.finder->search(kMinLayerOps, &structure.checked);
+  structure.live = findLiveRanges(func.getFunctionBody().front());
+  return structure;
 }
 
 FailureOr<FunctionPlan> mlir::tp::planFunction(
     FunctionOpInterface func, MeshOp mesh, const PlanConstraints &constraints,
     const AutoPlanOptions &options, const OpChoices *incumbent,
-    ShardingRuleCache *rules, PlanRepeats *repeats) {
+    ShardingRuleCache *rules, PlanStructure *repeats) {
   return Planner(func, mesh, constraints, options, incumbent, rules, repeats)
       .run();
 }

@@ -102,8 +102,7 @@ static Value storageOf(Value v) {
   return v;
 }
 
-LivePeak mlir::tp::findLivePeak(Block &body,
-                                function_ref<double(Value)> bytesOf) {
+LiveRanges mlir::tp::findLiveRanges(Block &body) {
   DenseMap<Operation *, unsigned> position;
   position.reserve(body.getOperations().size());
   for (auto [i, op] : llvm::enumerate(body))
@@ -122,40 +121,49 @@ LivePeak mlir::tp::findLivePeak(Block &body,
       unsigned &storageLast = lastUse[storageOf(r)];
       storageLast = std::max(storageLast, *last);
     }
-  struct Interval {
-    Value value;
-    unsigned from, to;
-    double bytes;
-  };
-  SmallVector<Interval> intervals;
-  SmallVector<double> delta(position.size() + 1, 0);
+  LiveRanges live;
+  live.numOps = position.size();
   for (auto [i, op] : llvm::enumerate(body))
     for (Value r : op.getResults()) {
       auto last = lastUse.find(r);
       if (storageOf(r) != r || last == lastUse.end())
         continue;
-      double bytes = bytesOf(r);
-      if (bytes <= 0)
-        continue;
-      unsigned to = std::max<unsigned>(i, last->second);
-      intervals.push_back({r, static_cast<unsigned>(i), to, bytes});
-      delta[i] += bytes;
-      delta[to + 1] -= bytes;
+      live.ranges.push_back(
+          {r, static_cast<unsigned>(i), std::max<unsigned>(i, last->second)});
     }
+  return live;
+}
+
+LivePeak mlir::tp::findLivePeak(const LiveRanges &live,
+                                function_ref<double(Value)> bytesOf) {
+  SmallVector<double> bytes(live.ranges.size(), 0);
+  SmallVector<double> delta(live.numOps + 1, 0);
+  for (auto [range, b] : llvm::zip(live.ranges, bytes)) {
+    b = bytesOf(range.value);
+    if (b <= 0)
+      continue;
+    delta[range.from] += b;
+    delta[range.to + 1] -= b;
+  }
   LivePeak peak;
-  double live = 0;
+  double now = 0;
   unsigned at = 0;
   for (auto [i, d] : llvm::enumerate(delta)) {
-    live += d;
-    if (live > peak.bytes) {
-      peak.bytes = live;
+    now += d;
+    if (now > peak.bytes) {
+      peak.bytes = now;
       at = i;
     }
   }
-  for (const Interval &v : intervals)
-    if (peak.bytes > 0 && v.from <= at && at <= v.to)
-      peak.values.push_back(v.value);
+  for (auto [range, b] : llvm::zip(live.ranges, bytes))
+    if (b > 0 && peak.bytes > 0 && range.from <= at && at <= range.to)
+      peak.values.push_back(range.value);
   return peak;
+}
+
+LivePeak mlir::tp::findLivePeak(Block &body,
+                                function_ref<double(Value)> bytesOf) {
+  return findLivePeak(findLiveRanges(body), bytesOf);
 }
 
 FailureOr<MeshOp> mlir::tp::findFunctionMesh(FunctionOpInterface func,

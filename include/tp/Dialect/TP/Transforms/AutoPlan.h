@@ -39,6 +39,7 @@
 #include "tp/Dialect/TP/Transforms/CostModel.h"
 #include "tp/Dialect/TP/Transforms/FactorDecision.h"
 #include "tp/Dialect/TP/Transforms/RepeatedLayers.h"
+#include "tp/Dialect/TP/Transforms/Structure.h"
 
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/DenseMap.h"
@@ -109,32 +110,34 @@ struct FunctionPlan {
   std::vector<WeightChoice> weights;
 };
 
-/// The repeated layers a plan of a function folds onto their first repeat:
-/// LayerFinder's search over the function's body as it is, discardable
-/// attributes included (tp.origins aside), each repeat checked against the
-/// first. Finding them only reads the IR: a caller may find them on a
-/// thread of its own while it reads the same function, as long as nothing
-/// changes the function until planFunction takes them.
-struct PlanRepeats {
+/// What a plan of a function takes from the function's structure alone:
+/// the repeated layers it folds onto their first repeat (LayerFinder's
+/// search over the body as it is, discardable attributes included,
+/// tp.origins aside, each repeat checked against the first) and the live
+/// ranges its memory model weighs. Finding them only reads the IR: a caller
+/// may find them on a thread of its own while it reads the same function,
+/// as long as nothing changes the function until planFunction takes them.
+struct PlanStructure {
   std::unique_ptr<LayerFinder> finder;
   LayerRepeats found;
   RepeatExternals checked;
+  LiveRanges live;
 };
-PlanRepeats findPlanRepeats(FunctionOpInterface func);
+PlanStructure findPlanStructure(FunctionOpInterface func);
 
 /// Plans `func` over `mesh`. Fails with a diagnostic on the function when no
 /// plan fits the budget (naming the least any plan needs) or the solver
 /// fails. With `incumbent` (the choices of the fixed point), also costs that
 /// plan in the same model (`FunctionPlan::incumbentSeconds`). With `rules`,
 /// the ops' rules come from that cache (shared with propagation). With
-/// `repeats` (findPlanRepeats of `func` as it is now), those are the layers
-/// folded; otherwise planFunction finds them.
+/// `structure` (findPlanStructure of `func` as it is now), that is used;
+/// otherwise planFunction finds it.
 FailureOr<FunctionPlan> planFunction(FunctionOpInterface func, MeshOp mesh,
                                      const PlanConstraints &constraints,
                                      const AutoPlanOptions &options,
                                      const OpChoices *incumbent = nullptr,
                                      ShardingRuleCache *rules = nullptr,
-                                     PlanRepeats *repeats = nullptr);
+                                     PlanStructure *structure = nullptr);
 
 /// Parses a byte count: a number with an optional unit (B, KB, MB, GB, TB,
 /// KiB, MiB, GiB, TiB), e.g. "80GB", "1.5GiB", "4096".

@@ -46,6 +46,22 @@ struct LivePeak {
 };
 LivePeak findLivePeak(Block &body, function_ref<double(Value)> bytesOf);
 
+/// findLivePeak in two steps: the live range of every value `body`'s ops
+/// make (in positions of the block's ops; only values with users that are
+/// their own storage), which depends on the block's structure alone, then
+/// the peak of those ranges weighed by `bytesOf`.
+struct LiveRange {
+  Value value;
+  unsigned from, to;
+};
+struct LiveRanges {
+  std::vector<LiveRange> ranges;
+  unsigned numOps = 0;
+};
+LiveRanges findLiveRanges(Block &body);
+LivePeak findLivePeak(const LiveRanges &ranges,
+                      function_ref<double(Value)> bytesOf);
+
 /// Sets one discardable attribute (`tp.shardings`, `tp.origins`) on op after
 /// op, as Operation::setAttr does, building each resulting attribute
 /// dictionary once: the ops of a repeated layer share theirs.
