@@ -54,6 +54,7 @@
 #include "mlir/Transforms/InliningUtils.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/StringSaver.h"
 #include "llvm/Support/ThreadPool.h"
 #include <deque>
@@ -102,8 +103,11 @@ public:
   /// result on the function. With `search` (no auto-plan), the planner then
   /// chooses every op's split and where each pending sum is reduced, the
   /// arguments and results kept as the fixed point left them.
+  /// With `rulesReady`, the rule cache is being filled on another thread
+  /// (primeRules) until that future is ready: the fixed point waits for it.
   LogicalResult run(MeshOp mesh, const AutoPlanOptions *autoPlan,
-                    const AutoPlanOptions *search = nullptr);
+                    const AutoPlanOptions *search = nullptr,
+                    std::shared_future<void> *rulesReady = nullptr);
   /// The plan, after run with auto-plan.
   const FunctionPlan *getPlan() const { return plan ? &*plan : nullptr; }
   /// After a search that kept the fixed point: its reshards, decided, for
@@ -622,8 +626,15 @@ void FunctionPropagator::writePlanRecord(MeshOp mesh,
 
 LogicalResult FunctionPropagator::run(MeshOp mesh,
                                       const AutoPlanOptions *autoPlan,
-                                      const AutoPlanOptions *search) {
+                                      const AutoPlanOptions *search,
+                                      std::shared_future<void> *rulesReady) {
   seed();
+  if (rulesReady && rulesReady->valid())
+    rulesReady->wait();
+  // A plan solves its programme with Clp after the fixed point (and,
+  // searching, the fixed point's reshards): Clp loads meanwhile.
+  if ((autoPlan || search) && func->getContext()->isMultithreadingEnabled())
+    CoinSolvers::loadInBackground();
   if (autoPlan) {
     if (failed(applyPlan(mesh, *autoPlan)))
       return failure();
@@ -726,6 +737,14 @@ LogicalResult inlineCalls(ModuleOp module, SymbolTableCollection &symbols) {
   }
 }
 
+/// Asks `rules` for the rule of every op of `func` that propagation visits,
+/// in its order (ops inside a ruled op work on scalars).
+void primeRules(FunctionOpInterface func, ShardingRuleCache &rules) {
+  func.getFunctionBody().walk<WalkOrder::PreOrder>([&](Operation *op) {
+    return rules.get(op) ? WalkResult::skip() : WalkResult::advance();
+  });
+}
+
 struct PropagatePass : public tp::impl::PropagatePassBase<PropagatePass> {
   using Base::Base;
 
@@ -773,10 +792,6 @@ struct PropagatePass : public tp::impl::PropagatePassBase<PropagatePass> {
       }
       autoPlanOptions.memoryPerDevice = *bytes;
     }
-    // The planner solves its programme with Clp after the fixed point (and,
-    // searching, the fixed point's reshards): Clp loads meanwhile.
-    if ((autoPlan || search) && getContext().isMultithreadingEnabled())
-      CoinSolvers::loadInBackground();
     SymbolTableCollection symbols;
     if (failed(inlineCalls(module, symbols)))
       return signalPassFailure();
@@ -785,6 +800,20 @@ struct PropagatePass : public tp::impl::PropagatePassBase<PropagatePass> {
     for (auto func : module.getOps<FunctionOpInterface>()) {
       if (func.isExternal() || func->hasAttr(TPDialect::kSpmdAttrName))
         continue;
+      // Every op's rule, asked on another thread in the order propagation
+      // walks (the first op of each structure answers for the others, so
+      // the answers are the same) while this one checks the function's mesh
+      // and seeds the constraints: both only read the IR, and the cache is
+      // this thread's again once the fixed point has waited for it.
+      ShardingRuleCache rules;
+      std::shared_future<void> rulesReady;
+      if (getContext().isMultithreadingEnabled())
+        rulesReady = getContext().getThreadPool().async(
+            [&rules, func] { primeRules(func, rules); });
+      llvm::scope_exit joinRules([&] {
+        if (rulesReady.valid())
+          rulesReady.wait();
+      });
       FailureOr<MeshOp> mesh = findFunctionMesh(func, symbols);
       if (failed(mesh))
         return signalPassFailure();
@@ -798,11 +827,10 @@ struct PropagatePass : public tp::impl::PropagatePassBase<PropagatePass> {
       PropagatePassOptions options{
           replicateOpenBoundaries, recordOrigins, sequenceParallel, autoPlan,
           memoryPerDevice,         costModel,     explain,          search};
-      ShardingRuleCache rules;
       FunctionPropagator propagator(func, *mesh, options, rules);
-      if (failed(
-              propagator.run(*mesh, autoPlan ? &autoPlanOptions : nullptr,
-                             !autoPlan && search ? &autoPlanOptions : nullptr)))
+      if (failed(propagator.run(
+              *mesh, autoPlan ? &autoPlanOptions : nullptr,
+              !autoPlan && search ? &autoPlanOptions : nullptr, &rulesReady)))
         return signalPassFailure();
       InsertReshardsPassOptions reshardOptions{recordOrigins, sequenceParallel};
       const FunctionPlan *plan = propagator.getPlan();
