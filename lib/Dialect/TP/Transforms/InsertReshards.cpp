@@ -60,7 +60,9 @@ public:
         meshRef(FlatSymbolRefAttr::get(mesh.getSymNameAttr())), axes(mesh),
         decisions(decider, axes),
         ruleCache(sharedRules ? *sharedRules : ownRuleCache),
-        attrCache(func->getContext(), meshRef) {}
+        attrCache(func->getContext(), meshRef),
+        shardingsName(StringAttr::get(func->getContext(),
+                                      TPDialect::kShardingsAttrName)) {}
 
   LogicalResult run();
   /// The decisions only: every op's choice recorded, and every operand the
@@ -173,6 +175,9 @@ private:
   ShardingRuleCache ownRuleCache;
   ShardingRuleCache &ruleCache;
   ShardingAttrCache attrCache;
+  /// `tp.shardings`, looked up among an op's discardable attributes alone
+  /// (by name, an op's inherent attributes are searched first).
+  StringAttr shardingsName;
   llvm::MapVector<std::pair<Value, ShardingAttr>, Value> reshards;
   llvm::BumpPtrAllocator allocator;
   llvm::StringSaver saver{allocator};
@@ -195,8 +200,8 @@ const TensorSharding *ReshardInserter::given(Value v) {
     Operation *def = v.getDefiningOp();
     attr = getOwnSharding(def);
     if (!attr)
-      if (auto shardings =
-              def->getAttrOfType<ArrayAttr>(TPDialect::kShardingsAttrName);
+      if (auto shardings = dyn_cast_or_null<ArrayAttr>(
+              def->getDiscardableAttr(shardingsName));
           shardings && shardings.size() == def->getNumResults())
         attr = dyn_cast<ShardingAttr>(
             shardings[cast<OpResult>(v).getResultNumber()]);
@@ -260,7 +265,7 @@ LogicalResult ReshardInserter::checkMesh() {
       return failure();
   WalkResult walk = func.getFunctionBody().walk([&](Operation *op) {
     auto shardings =
-        op->getAttrOfType<ArrayAttr>(TPDialect::kShardingsAttrName);
+        dyn_cast_or_null<ArrayAttr>(op->getDiscardableAttr(shardingsName));
     if (!shardings)
       return WalkResult::advance();
     for (Attribute s : shardings)
