@@ -699,13 +699,19 @@ void Planner::foldRepeats() {
     return arg && arg.getOwner() == &body ? arg.getArgNumber() : -1;
   };
   llvm::DenseSet<Operation *> inOther;
+  repOps.reserve(found.period * (found.repeats - 1));
+  // The ops nested in a ruled op are never nodes (its body works on
+  // scalars): only other ops' regions are mapped.
+  SmallVector<bool> ruled = llvm::map_to_vector(
+      first, [&](Operation *op) { return bool(rules.get(op)); });
   for (unsigned k = 1; k < found.repeats; ++k) {
     ArrayRef<Operation *> other = finder.repeat(found.start, found.period, k);
     inOther.clear();
     inOther.insert(other.begin(), other.end());
-    for (auto [a, b] : llvm::zip(first, other)) {
+    for (auto [a, b, isRuled] : llvm::zip(first, other, ruled)) {
       repOps[b] = a;
-      mapNested(a, b);
+      if (!isRuled)
+        mapNested(a, b);
     }
     ArrayRef<Value> externals = checked.first, others = checked.others[k - 1];
     // A weight of this repeat alone takes the first's place, unless a
@@ -1309,6 +1315,7 @@ FailureOr<FunctionPlan> Planner::run() {
   for (auto [arg, rep] : repArgs)
     plan.arguments[cast<BlockArgument>(arg).getArgNumber()] =
         plan.arguments[cast<BlockArgument>(rep).getArgNumber()];
+  plan.ops.decisions.reserve(members.size());
   for (auto [op, n] : members) {
     if (!rules.get(op))
       continue;
