@@ -803,8 +803,12 @@ struct PropagatePass : public tp::impl::PropagatePassBase<PropagatePass> {
       // Every op's rule, asked on another thread in the order propagation
       // walks (the first op of each structure answers for the others, so
       // the answers are the same) while this one checks the function's mesh
-      // and seeds the constraints: both only read the IR, and the cache is
-      // this thread's again once the fixed point has waited for it.
+      // and seeds the constraints, which read no op's attributes: asking
+      // for a rule reads the IR, except that upstream's YAML-generated
+      // linalg ops memoize their indexing maps as an attribute of the op on
+      // the first query. The cache is this thread's again once the fixed
+      // point has waited for it; the later readers of those attributes
+      // (the layer search among them) come after.
       ShardingRuleCache rules;
       std::shared_future<void> rulesReady;
       if (getContext().isMultithreadingEnabled())
