@@ -39,7 +39,9 @@ bool mlir::tp::isInLocalForm(Operation *op) {
 /// `sym_name` identifier again on every call.
 static MeshOp findMeshNear(Operation *from, StringAttr name) {
   Operation *table = from;
-  while (!table->hasTrait<OpTrait::SymbolTable>()) {
+  // A builtin.module is the usual table: known by its name, before the
+  // trait query (a virtual call per op on the way up).
+  while (!isa<ModuleOp>(table) && !table->hasTrait<OpTrait::SymbolTable>()) {
     table = table->getParentOp();
     // An unregistered op with one region may be a symbol table: upstream's
     // lookup stops there, and so does this one.
