@@ -743,6 +743,7 @@ void Planner::addEdges() {
   };
   Operation *ret = func.getFunctionBody().back().getTerminator();
   llvm::MapVector<Value, SmallVector<Read, 2>> reads;
+  reads.reserve(members.size());
   for (auto [op, reader] : members)
     for (auto [k, operand] : llvm::enumerate(op->getOperands())) {
       if (!isTensor(operand) || isRematerializable(operand))
@@ -1203,6 +1204,12 @@ Planner::solve(SmallVectorImpl<unsigned> &chosen,
 
 FailureOr<FunctionPlan> Planner::run() {
   foldRepeats();
+  // Per op and per value: sized once (from the body's top-level ops, which
+  // the structure counted), not grown through every doubling.
+  unsigned numOps = givenStructure->live.numOps;
+  nodeOfOp.reserve(numOps);
+  sources.reserve(numOps + func.getNumArguments());
+  members.reserve(numOps);
   for (BlockArgument arg : func.getArguments())
     if (isTensor(arg) && !repArgs.count(arg))
       addArgument(arg);
