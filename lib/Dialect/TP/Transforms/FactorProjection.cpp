@@ -84,6 +84,25 @@ ArrayAttr ShardingAttrCache::getResultsArray(ArrayRef<Attribute> shardings) {
   return cached;
 }
 
+const TensorSharding *ShardingAttrCache::intern(ShardingAttr attr,
+                                                const TensorSharding &s) {
+  auto [it, inserted] = stored.try_emplace(attr, nullptr);
+  if (inserted) {
+    storage.push_back(s);
+    it->second = &storage.back();
+  }
+  return it->second;
+}
+
+const TensorSharding *ShardingAttrCache::intern(ShardingAttr attr) {
+  auto [it, inserted] = stored.try_emplace(attr, nullptr);
+  if (inserted) {
+    storage.push_back(TensorSharding::fromAttr(attr));
+    it->second = &storage.back();
+  }
+  return it->second;
+}
+
 bool mlir::tp::extendsSharding(const TensorSharding &from,
                                const TensorSharding &to) {
   if (from.dims.size() != to.dims.size())

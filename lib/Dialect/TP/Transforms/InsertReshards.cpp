@@ -123,18 +123,13 @@ private:
   StringRef originOf(Operation *op, int source);
   const ShardingRule *ruleOf(Operation *op);
   ShardingAttr attrOf(const TensorSharding &s) { return attrCache.get(s); }
-  /// `s`, stored once per distinct sharding (keyed by its attribute, as
-  /// given shardings are): pointers to it stay valid.
+  /// `s`, stored once per distinct sharding (with the given ones, keyed by
+  /// attribute): pointers to it stay valid.
   const TensorSharding *intern(const TensorSharding &s) {
-    return intern(attrOf(s), s);
+    return attrCache.intern(s);
   }
   const TensorSharding *intern(ShardingAttr attr, const TensorSharding &s) {
-    auto [it, inserted] = fromAttr.try_emplace(attr, nullptr);
-    if (inserted) {
-      converted.push_back(s);
-      it->second = &converted.back();
-    }
-    return it->second;
+    return attrCache.intern(attr, s);
   }
 
   FunctionOpInterface func;
@@ -161,9 +156,6 @@ private:
   };
   std::vector<Required> required;
 
-  /// Given shardings, converted once per attribute.
-  DenseMap<Attribute, const TensorSharding *> fromAttr;
-  std::deque<TensorSharding> converted;
   /// Each value's final sharding, stored once per distinct sharding
   /// (`intern`): a deep model's map of copies (nested vectors) was a third
   /// of deciding, in cache misses.
@@ -208,12 +200,8 @@ const TensorSharding *ReshardInserter::given(Value v) {
   }
   if (!attr || !isTensor(v) || attr.getRank() != rankOf(v))
     return nullptr;
-  auto [it, inserted] = fromAttr.try_emplace(attr, nullptr);
-  if (inserted) {
-    converted.push_back(TensorSharding::fromAttr(attr));
-    it->second = &converted.back();
-  }
-  return it->second;
+  // Converted once per attribute.
+  return attrCache.intern(attr);
 }
 
 StringRef ReshardInserter::givenOrigin(Value v) {

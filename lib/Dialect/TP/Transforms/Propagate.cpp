@@ -145,16 +145,10 @@ private:
   const ShardingRule *ruleOf(Operation *op);
   /// The attribute of `s`, built once per distinct sharding.
   ShardingAttr attrOf(const TensorSharding &s) { return attrCache.get(s); }
-  /// `s`, stored once per distinct sharding (keyed by its attribute): the
-  /// states hold pointers, not copies (a deep model's map of copies is
-  /// megabytes of cache misses).
+  /// `s`, stored once per distinct sharding: the states hold pointers, not
+  /// copies (a deep model's map of copies is megabytes of cache misses).
   const TensorSharding *intern(const TensorSharding &s) {
-    auto [it, inserted] = interned.try_emplace(attrOf(s), nullptr);
-    if (inserted) {
-      internedStorage.push_back(s);
-      it->second = &internedStorage.back();
-    }
-    return it->second;
+    return attrCache.intern(s);
   }
   StringRef save(const Twine &text) { return saver.save(text); }
 
@@ -170,8 +164,6 @@ private:
   SmallVector<StringRef> resultConstraintOrigins;
   ShardingRuleCache &ruleCache;
   ShardingAttrCache attrCache;
-  DenseMap<Attribute, const TensorSharding *> interned;
-  std::deque<TensorSharding> internedStorage;
   llvm::BumpPtrAllocator allocator;
   llvm::StringSaver saver{allocator};
   /// FIFO of ops to visit; `queued` says which are in it.

@@ -35,6 +35,8 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Allocator.h"
 
+#include <deque>
+
 namespace mlir::tp {
 
 class MeshOp;
@@ -81,11 +83,24 @@ public:
   /// shared.
   ArrayAttr getResultsArray(ArrayRef<Attribute> shardings);
 
+  /// `s`, stored once per distinct sharding (keyed by its attribute) for as
+  /// long as this cache lives: maps over a deep model's values hold these
+  /// pointers instead of copies of the nested vectors.
+  const TensorSharding *intern(const TensorSharding &s) {
+    return intern(get(s), s);
+  }
+  /// The same, when `attr` is `s`'s attribute already.
+  const TensorSharding *intern(ShardingAttr attr, const TensorSharding &s);
+  /// The stored sharding of `attr`, converted the first time.
+  const TensorSharding *intern(ShardingAttr attr);
+
 private:
   MLIRContext *ctx;
   FlatSymbolRefAttr mesh;
   DenseMap<ArrayRef<const void *>, ShardingAttr> attrs;
   DenseMap<Attribute, ArrayAttr> singleResultArrays;
+  DenseMap<Attribute, const TensorSharding *> stored;
+  std::deque<TensorSharding> storage;
   llvm::BumpPtrAllocator keys;
 };
 
