@@ -65,10 +65,11 @@ AGENT
   chmod +x "$dir/agent"
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
   # Under the sanitizers, OpenMPI's own leaks and its TCP transport's lock
-  # order are not the project's.
+  # order are not the project's (scripts/tsan.supp, unless TSAN_OPTIONS names
+  # a suppressions file already, as scripts/sanitize.sh does).
   export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
-  if [ -n "${TSAN_OPTIONS:-}" ]; then
-    export TSAN_OPTIONS="$TSAN_OPTIONS:suppressions=$(cd "$(dirname "$0")" && pwd)/tsan-openmpi.supp"
+  if [ -n "${TSAN_OPTIONS:-}" ] && [[ $TSAN_OPTIONS != *suppressions=* ]]; then
+    export TSAN_OPTIONS="$TSAN_OPTIONS:suppressions=$(cd "$(dirname "$0")" && pwd)/tsan.supp"
   fi
   mpirun=(mpirun --hostfile "$dir/hosts" -np 4
           --mca plm_rsh_agent "$dir/agent"

@@ -8,8 +8,11 @@
 #                                 #   the runtime's GoogleTest suite (communicator
 #                                 #   conformance included), then the executable lit
 #                                 #   tests (test/Integration) with the sanitized tp-run
-#   scripts/sanitize.sh full      # everything (compiler too) with ASan+UBSan
-#                                 #   (build-asan-full/): every lit and unit test
+#   scripts/sanitize.sh full      # everything (compiler too), twice: ASan+UBSan
+#                                 #   (build-asan-full/) and TSan (build-tsan-full/):
+#                                 #   every lit and unit test. Under TSan the
+#                                 #   compiler runs its threads (tp-propagate's, the
+#                                 #   verifier's) as it does for users
 #
 # TP_BUILD_DIR names the normal build (default ./build): `runtime` uses its tp-compile,
 # tp-opt and lit configuration. Results: <build>/sanitize-*.xml. Exits non-zero when a
@@ -29,7 +32,8 @@ mode=${1:-runtime}
 # off (allow_user_poisoning=0); real out-of-bounds and use-after-free still report.
 export ASAN_OPTIONS=abort_on_error=1:detect_leaks=1:strict_string_checks=1:allow_user_poisoning=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
+# What TSan reports in code the project runs but does not build: scripts/tsan.supp.
+export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$root/scripts/tsan.supp
 
 configure() { # configure <dir> <sanitizers> <compiler: ON|OFF>
   mkdir -p "$1"
@@ -62,17 +66,22 @@ runtime)
   done
   ;;
 full)
-  dir=$root/build-asan-full
-  start=$(date +%s)
-  if ! configure "$dir" "address;undefined" ON || ! ninja -C "$dir"; then
-    echo "sanitize: the full ASan+UBSan build failed" >&2
-    exit 1
-  fi
-  echo "sanitize: full ASan+UBSan build in $(( $(date +%s) - start ))s"
-  "$lit" -sv --xunit-xml-output="$main_build/sanitize-asan-full-lit.xml" \
-    "$dir/test" || status=1
-  (cd "$dir" && ctest --output-on-failure --timeout 300 \
-    --output-junit "$main_build/sanitize-asan-full-unit.xml") || status=1
+  for kind in asan tsan; do
+    dir=$root/build-$kind-full
+    sanitizers="address;undefined"
+    [ $kind = tsan ] && sanitizers="thread"
+    start=$(date +%s)
+    if ! configure "$dir" "$sanitizers" ON || ! ninja -C "$dir"; then
+      echo "sanitize: the full $kind build failed" >&2
+      status=1
+      continue
+    fi
+    echo "sanitize: full $kind build in $(( $(date +%s) - start ))s"
+    "$lit" -sv --xunit-xml-output="$main_build/sanitize-$kind-full-lit.xml" \
+      "$dir/test" || status=1
+    (cd "$dir" && ctest --output-on-failure --timeout 300 \
+      --output-junit "$main_build/sanitize-$kind-full-unit.xml") || status=1
+  done
   ;;
 *)
   echo "usage: scripts/sanitize.sh runtime|full" >&2

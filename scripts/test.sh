@@ -2,12 +2,13 @@
 # The test command: installs what is missing (scripts/setup.sh), configures and builds
 # everything, runs every test (lit regression tests and GoogleTest unit tests), then the
 # sanitizer runs (scripts/sanitize.sh): the runtime, its conformance suite and the
-# executable tests under ASan+UBSan and under TSan, and everything under ASan+UBSan.
+# executable tests under ASan+UBSan and under TSan, and everything under ASan+UBSan and
+# under TSan.
 # Ends with the line `N passed, M failed`; exits non-zero on any failure.
 #
 #   scripts/test.sh                      # build in ./build
 #   TP_BUILD_DIR=/tmp/b scripts/test.sh
-#   TP_SANITIZE_FULL=0 scripts/test.sh   # skip the full ASan+UBSan build (~15 min)
+#   TP_SANITIZE_FULL=0 scripts/test.sh   # skip the full sanitizer builds (~30 min cold)
 #   TP_SANITIZE=0 scripts/test.sh        # skip every sanitizer run
 set -uo pipefail
 
@@ -52,7 +53,9 @@ if [ "${TP_SANITIZE:-1}" != 0 ]; then
   done
   if [ "${TP_SANITIZE_FULL:-1}" != 0 ]; then
     TP_BUILD_DIR=$build "$root/scripts/sanitize.sh" full || sanitize_rc=1
-    results+=("asan-full=$build/sanitize-asan-full-lit.xml" "asan-full=$build/sanitize-asan-full-unit.xml")
+    for kind in asan tsan; do
+      results+=("$kind-full=$build/sanitize-$kind-full-lit.xml" "$kind-full=$build/sanitize-$kind-full-unit.xml")
+    done
   fi
   echo "test: sanitizer runs done after $(( $(date +%s) - start ))s"
 fi
