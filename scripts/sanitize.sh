@@ -42,20 +42,22 @@ configure() { # configure <dir> <sanitizers> <compiler: ON|OFF>
     >"$1/configure.log" 2>&1 || { cat "$1/configure.log" >&2; return 1; }
 }
 
+build() { # build <dir> <asan|tsan> <compiler: ON|OFF> <what, for the messages>
+  local sanitizers="address;undefined" start=$(date +%s)
+  [ "$2" = tsan ] && sanitizers="thread"
+  if ! configure "$1" "$sanitizers" "$3" || ! ninja -C "$1"; then
+    echo "sanitize: the $4 build failed" >&2
+    return 1
+  fi
+  echo "sanitize: $4 build in $(( $(date +%s) - start ))s"
+}
+
 status=0
 case $mode in
 runtime)
   for kind in asan tsan; do
     dir=$root/build-$kind
-    sanitizers="address;undefined"
-    [ $kind = tsan ] && sanitizers="thread"
-    start=$(date +%s)
-    if ! configure "$dir" "$sanitizers" OFF || ! ninja -C "$dir"; then
-      echo "sanitize: the $kind build failed" >&2
-      status=1
-      continue
-    fi
-    echo "sanitize: $kind build of the runtime in $(( $(date +%s) - start ))s"
+    build "$dir" $kind OFF "$kind runtime" || { status=1; continue; }
     (cd "$dir" && ctest --output-on-failure --timeout 300 \
       --output-junit "$main_build/sanitize-$kind-runtime.xml") || status=1
     # tp-run finds tp-compile beside itself.
@@ -68,15 +70,7 @@ runtime)
 full)
   for kind in asan tsan; do
     dir=$root/build-$kind-full
-    sanitizers="address;undefined"
-    [ $kind = tsan ] && sanitizers="thread"
-    start=$(date +%s)
-    if ! configure "$dir" "$sanitizers" ON || ! ninja -C "$dir"; then
-      echo "sanitize: the full $kind build failed" >&2
-      status=1
-      continue
-    fi
-    echo "sanitize: full $kind build in $(( $(date +%s) - start ))s"
+    build "$dir" $kind ON "full $kind" || { status=1; continue; }
     "$lit" -sv --xunit-xml-output="$main_build/sanitize-$kind-full-lit.xml" \
       "$dir/test" || status=1
     (cd "$dir" && ctest --output-on-failure --timeout 300 \
