@@ -60,6 +60,12 @@ if config.tp_has_cuda:
     config.available_features.add("cuda")
     # The toolkit (ptxas, libdevice) for gpu-module-to-binary.
     config.substitutions.append(("%cuda_root", config.tp_cuda_root))
+    # The counting fake of the driver, cuBLAS and NCCL (runtime/test/fakecuda/):
+    # `%fake_cuda tp-run ...` runs a CUDA program on host memory and writes the
+    # census of its calls to $TPRT_FAKE_CUDA_CENSUS.
+    config.available_features.add("fake-cuda")
+    config.substitutions.append(
+        ("%fake_cuda", "env LD_LIBRARY_PATH=%s/fakecuda" % config.tp_obj_root))
     # A machine with the NVIDIA driver (and so, usually, a GPU): the tests that
     # run CUDA programs; the others check the clean refusal without one.
     try:

@@ -97,7 +97,11 @@ class TensorSpec:
 
 
 class LoadedProgram:
-    """One function of a program library, loaded."""
+    """One function of a program library, loaded, and the sessions that run
+    it: one per set of session options, made on the first run that asks for
+    it and kept (its world, rank threads and, on a GPU, kernels, made once),
+    until a run fails (its world is then aborted: the next run makes another)
+    or the program is freed."""
 
     def __init__(self, path, function):
         lib = library()
@@ -114,6 +118,7 @@ class LoadedProgram:
                         for i in range(lib.tprt_program_num_results(self._handle, self._function))]
         self._mesh = lib.tprt_program_mesh(self._handle, self._function)
         self.target = lib.tprt_program_target(self._handle).decode()
+        self._sessions = {}
         self.num_devices = 1
         for d in range(self._mesh.contents.rank):
             self.num_devices *= self._mesh.contents.sizes[d]
@@ -130,20 +135,30 @@ class LoadedProgram:
         outs = (_HostTensor * max(len(outputs), 1))()
         for i, (spec, array) in enumerate(zip(self.results, outputs)):
             outs[i] = _host_tensor(spec.code, array)
-        options = _SessionOptions(ctypes.sizeof(_SessionOptions), timeout_ms,
-                                  backend.encode(), partial_seed, 0)
-        session = ctypes.c_void_p()
-        _check(lib.tprt_session_create(self._mesh, ctypes.byref(options),
-                                       ctypes.byref(session)), "creating a session")
-        try:
-            _check(lib.tprt_session_run(session, self._handle, self._function, ins,
-                                        len(inputs), outs, len(outputs)), "running")
-        finally:
-            lib.tprt_session_destroy(session)
+        key = (backend, partial_seed, timeout_ms)
+        session = self._sessions.get(key)
+        if session is None:
+            options = _SessionOptions(ctypes.sizeof(_SessionOptions), timeout_ms,
+                                      backend.encode(), partial_seed, 0)
+            session = ctypes.c_void_p()
+            _check(lib.tprt_session_create(self._mesh, ctypes.byref(options),
+                                           ctypes.byref(session)), "creating a session")
+            self._sessions[key] = session
+        status = lib.tprt_session_run(session, self._handle, self._function, ins,
+                                      len(inputs), outs, len(outputs))
+        if status:
+            # A failed run leaves its session unable to run again.
+            lib.tprt_session_destroy(self._sessions.pop(key))
+        _check(status, "running")
         return outputs
 
     def __del__(self):
-        if getattr(self, "_handle", None) and _lib is not None:
+        if _lib is None:
+            return
+        for session in getattr(self, "_sessions", {}).values():
+            _lib.tprt_session_destroy(session)
+        self._sessions = {}
+        if getattr(self, "_handle", None):
             _lib.tprt_program_destroy(self._handle)
             self._handle = None
 

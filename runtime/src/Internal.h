@@ -189,6 +189,9 @@ struct DeviceRanks {
   virtual tprt_status synchronize(int64_t rank) = 0;
   virtual const tprt_rt_table *table() const = 0;
   virtual void *rankState(int64_t rank) = 0;
+  /// The rank runs the program of checksum `checksum` next (its kernels are
+  /// looked up among that program's: a world outlives its programs).
+  virtual void useProgram(int64_t rank, uint64_t checksum) = 0;
   /// Times the rank's next ops on the device (tprt_device_profile) until
   /// takeTiming, which is called after synchronize.
   virtual tprt_status startTiming(int64_t rank) = 0;

@@ -4,8 +4,13 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// A run on the session's backend makes a fresh world. With every rank in
-// this process it:
+// A session makes its world once (tprt_session_create): the backend's
+// communicators (and, on a GPU world, each rank's context, stream, cuBLAS
+// handle and NCCL communicators), and, where every rank lives in this
+// process, one thread per rank (RankThreads.h), with OpenBLAS given its
+// share of the cores per rank. It keeps them until it is destroyed; a
+// program's GPU kernels, loaded on a rank's first launch, stay loaded with
+// the world. A run on a world whose ranks are all here:
 //  1. checks the inputs and outputs against the manifest;
 //  2. gives each rank a buffer per input shard and a zeroed buffer per
 //     result; a shard that is one contiguous run of the caller's tensor
@@ -13,17 +18,20 @@
 //     for the program never writes its inputs (manifest version 4: its
 //     arguments are bufferized read-only). Each rank cuts its other shards
 //     (tprt_scatter_shard) on its own thread before it runs, in parallel
-//     with the others (here, before the threads start, when pending sums
+//     with the others (here, before the threads wake, when pending sums
 //     are split into random terms: that needs every member's shard);
-//  3. starts one thread per rank, each calling the function's entry point
-//     with its rank context;
+//  3. wakes each rank's thread, which calls the function's entry point with
+//     a fresh rank context;
 //  4. waits for the ranks; one still computing `timeout_ms` after another
-//     finished is abandoned (its thread owns a reference to the run's state,
-//     so nothing it touches is freed under it);
+//     finished is abandoned (its thread holds a reference to the run's
+//     state and to the world, so nothing it touches is freed under it);
 //  5. reports the root cause if a rank failed (the first error that is not
 //     another rank's abort), else gathers every result
 //     (tprt_gather_shards) and keeps each rank's own copy for
 //     tprt_session_local_result.
+// A rank that fails aborts the world's communicators, and a rank abandoned
+// still holds its thread: either way the world cannot run again, and the
+// session refuses every later run with the first run's cause (TPRT_ABORTED).
 // On a world spread over processes (`mpi`, one rank a process; every process
 // calls tprt_session_run with the same program) runDistributed does the same
 // with messages: the processes first check they loaded the same program
@@ -38,6 +46,7 @@
 #include "Affinity.h"
 #include "Program.h"
 #include "RankContext.h"
+#include "RankThreads.h"
 
 #include <algorithm>
 #include <cblas.h>
@@ -76,14 +85,49 @@ using Bytes = std::vector<char, UninitializedAllocator<char>>;
 
 } // namespace
 
+namespace {
+
+/// What a session keeps from creation to destruction: its world and, where
+/// every rank is in this process, the ranks' threads. Held by a shared
+/// pointer that each run's rank work holds too, so a rank abandoned in an
+/// endless loop keeps its world.
+struct SessionWorld {
+  ~SessionWorld() {
+    // The threads first: they may be running in the world.
+    threads.reset();
+    tprt_world_destroy(world);
+  }
+  tprt_world *world = nullptr;
+  std::unique_ptr<RankThreads> threads;
+  /// The OpenBLAS threads each rank gets (0: leave OpenBLAS alone), set
+  /// again before a run if another session of the process changed it.
+  int blasThreads = 0;
+};
+
+} // namespace
+
 struct tprt_session_s {
+  ~tprt_session_s() {
+    // The rank threads stop now, even where a rank abandoned in an endless
+    // loop keeps the world alive: the others are joined, it is detached.
+    if (world)
+      world->threads.reset();
+  }
   tprt_mesh mesh;
   int64_t timeoutMs = 0;
   std::string backend = "local";
   uint64_t partialSeed = 0;
   bool deviceTiming = false;
-  /// Makes each run's world; null: tprt_world_create with `backend`.
+  /// Made the world; null: tprt_world_create with `backend`. Declared before
+  /// `world`, which it may outlive only (an MPI communicator it holds).
   WorldMaker makeWorld;
+  std::shared_ptr<SessionWorld> world;
+  /// Runs of one session take turns.
+  std::mutex runMutex;
+  /// Set when a run failed inside the ranks (the world is aborted) or
+  /// abandoned one: the cause, which every later run reports.
+  tprt_code failureCode = TPRT_OK;
+  std::string failure;
 
   tprt_status createWorld(const tprt_mesh &worldMesh, tprt_world **world) {
     tprt_world_options options = TPRT_WORLD_OPTIONS_INIT;
@@ -209,7 +253,7 @@ void splitTerm(tprt_dtype dtype, void *holder, void *term, int64_t count,
 
 /// Everything the rank threads of one run touch. Each thread holds a
 /// reference, so that a rank abandoned while still running (an endless loop)
-/// never sees its buffers, world or statistics freed.
+/// never sees its buffers, world (`keep`) or statistics freed.
 struct RunState {
   explicit RunState(int64_t numRanks)
       : buffers(numRanks), pointers(numRanks), sizes(numRanks),
@@ -217,7 +261,6 @@ struct RunState {
         profiles(numRanks), deviceProfiles(numRanks, TPRT_DEVICE_PROFILE_INIT),
         done(numRanks, false) {}
   ~RunState() {
-    tprt_world_destroy(world);
     for (tprt_status status : statuses)
       tprt_status_free(status);
   }
@@ -234,7 +277,12 @@ struct RunState {
   std::vector<tprt_rank_profile> profiles;
   std::vector<tprt_device_profile> deviceProfiles;
   bool deviceTiming = false;
+  /// The session's world, which `keep` keeps alive.
   tprt_world *world = nullptr;
+  std::shared_ptr<SessionWorld> keep;
+  EntryFn entry = nullptr;
+  /// The program's checksum (its kernels' key on a GPU world).
+  uint64_t program = 0;
   /// The buffers before this index are inputs (not copied back).
   size_t numInputs = 0;
   /// The results are the caller's shards (tprt_session_run_shards): each
@@ -273,6 +321,8 @@ tprt_status runRank(RunState &s, EntryFn entry, int64_t rank) {
         return status;
       }
     }
+  // The run's own figures: the world's communicators live across runs.
+  tprt_communicator_reset_stats(comm);
   std::vector<void *> pointers = s.pointers[rank];
   if (s.zeroResults)
     for (size_t i = s.numInputs; i < pointers.size(); ++i)
@@ -286,6 +336,7 @@ tprt_status runRank(RunState &s, EntryFn entry, int64_t rank) {
   if (device) {
     if (tprt_status status = device->enter(rank))
       return status;
+    device->useProgram(rank, s.program);
     // Every buffer, results included (zeros), goes to the device.
     for (size_t i = 0; i < pointers.size(); ++i) {
       size_t bytes = s.sizes[rank][i];
@@ -349,6 +400,58 @@ tprt_status runRank(RunState &s, EntryFn entry, int64_t rank) {
   return status;
 }
 
+/// The core each rank thread is pinned to (Affinity.h), from the cores this
+/// process may run on; none when the ranks fit, or TPRT_PIN_RANKS=0.
+std::vector<int> pinnedCores(int64_t numRanks) {
+  if (const char *pin = std::getenv("TPRT_PIN_RANKS"))
+    if (std::strcmp(pin, "0") == 0)
+      return {};
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) != 0)
+    return {};
+  std::vector<int> allowed;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+    if (CPU_ISSET(cpu, &set))
+      allowed.push_back(cpu);
+  return rankCores(allowed, numRanks);
+}
+
+/// OpenBLAS's threads per rank when `here` ranks share this process's
+/// cores (and the processes of one MPI job on this host share them too);
+/// 0 when OPENBLAS_NUM_THREADS decides.
+int blasThreadsPerRank(int64_t here) {
+  if (std::getenv("OPENBLAS_NUM_THREADS"))
+    return 0;
+  int cores =
+      static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int64_t sharing = here;
+  if (const char *local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE"))
+    sharing *= std::max(1, std::atoi(local));
+  return std::max(1,
+                  cores / static_cast<int>(std::min<int64_t>(sharing, cores)));
+}
+
+/// Makes the session's world once: its communicators (tprt_world_create or
+/// the session's maker), and, where every rank is in this process, a thread
+/// per rank.
+tprt_status makeSessionWorld(tprt_session *session,
+                             std::shared_ptr<SessionWorld> &out) {
+  auto made = std::make_shared<SessionWorld>();
+  if (tprt_status status = session->createWorld(session->mesh, &made->world))
+    return status;
+  int64_t here = tprt_world_num_local_ranks(made->world);
+  made->blasThreads = blasThreadsPerRank(here);
+  if (!made->world->processes()) {
+    int64_t numRanks = tprt_mesh_num_devices(&session->mesh);
+    if (tprt_status status =
+            RankThreads::start(numRanks, pinnedCores(numRanks), made->threads))
+      return status;
+  }
+  out = std::move(made);
+  return nullptr;
+}
+
 } // namespace
 
 tprt_status tprt::createSession(const tprt_mesh *mesh,
@@ -380,13 +483,16 @@ tprt_status tprt::createSession(const tprt_mesh *mesh,
   created->deviceTiming =
       optionField(options, &tprt_session_options::device_timing, int32_t{0}) !=
       0;
-  // An unknown backend fails here, not at the first run.
-  tprt_world *world = nullptr;
-  if (tprt_status status = created->createWorld(*mesh, &world))
-    return status;
+  // The world lives as long as the session (an unknown backend fails here).
+  try {
+    if (tprt_status status = makeSessionWorld(created.get(), created->world))
+      return status;
+  } catch (const std::exception &e) {
+    return error(TPRT_INTERNAL, "session: ", e.what());
+  }
+  tprt_world *world = created->world->world;
   for (int64_t i = 0; i < tprt_world_num_local_ranks(world); ++i)
     created->localRanks.push_back(tprt_world_local_rank(world, i));
-  tprt_world_destroy(world);
   *session = created.release();
   return nullptr;
 }
@@ -592,26 +698,27 @@ tprt_status prepareRun(tprt_session *session, const tprt_program *program,
                  f.numResults, " results: room for ", local * f.numResults,
                  " shards for ", local, " local rank(s), got ", num_outputs);
 
-  // 2. A fresh world; its ranks share the machine's cores: OpenBLAS gets its
-  // share per rank instead of every core per rank (unless
-  // OPENBLAS_NUM_THREADS says otherwise).
+  // 2. The session's world, unless a run already broke it; its ranks share
+  // the machine's cores: OpenBLAS gets its share per rank instead of every
+  // core per rank (unless OPENBLAS_NUM_THREADS says otherwise).
+  if (session->failureCode != TPRT_OK)
+    return error(TPRT_ABORTED,
+                 "the session cannot run again: an earlier run failed (",
+                 tprt_code_name(session->failureCode), ": ", session->failure,
+                 ") and left its world aborted; destroy the session and "
+                 "create another");
   int64_t numRanks = tprt_mesh_num_devices(&f.mesh);
   state = std::make_shared<RunState>(numRanks);
   state->numInputs = static_cast<size_t>(f.numArgs);
   state->deviceTiming = session->deviceTiming;
-  if (tprt_status status = session->createWorld(f.mesh, &state->world))
-    return status;
+  state->keep = session->world;
+  state->world = session->world->world;
+  state->entry = f.entry;
+  state->program = program->checksum;
   int64_t here = tprt_world_num_local_ranks(state->world);
-  if (!std::getenv("OPENBLAS_NUM_THREADS")) {
-    int cores =
-        static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    // Processes of one MPI job on this host share it too.
-    int64_t sharing = here;
-    if (const char *local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE"))
-      sharing *= std::max(1, std::atoi(local));
-    openblas_set_num_threads(std::max(
-        1, cores / static_cast<int>(std::min<int64_t>(sharing, cores))));
-  }
+  int blas = session->world->blasThreads;
+  if (blas > 0 && openblas_get_num_threads() != blas)
+    openblas_set_num_threads(blas);
   DeviceRanks *device = state->world->device();
   const char *worldTarget = device ? device->target() : "cpu";
   if (std::strcmp(worldTarget, targetName(program->target)) != 0)
@@ -640,55 +747,40 @@ void keepFigures(tprt_session *session, const RunState &state, bool device) {
     session->deviceProfiles.clear();
 }
 
-/// The core each rank thread is pinned to (Affinity.h), from the cores this
-/// process may run on; none when the ranks fit, or TPRT_PIN_RANKS=0.
-std::vector<int> pinnedCores(int64_t numRanks) {
-  if (const char *pin = std::getenv("TPRT_PIN_RANKS"))
-    if (std::strcmp(pin, "0") == 0)
-      return {};
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) != 0)
-    return {};
-  std::vector<int> allowed;
-  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
-    if (CPU_ISSET(cpu, &set))
-      allowed.push_back(cpu);
-  return rankCores(allowed, numRanks);
+/// What each rank's thread runs: its rank of the run, then it says so.
+void rankWork(void *arg, int64_t rank) {
+  RunState &s = *static_cast<RunState *>(arg);
+  s.statuses[rank] = runRank(s, s.entry, rank);
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.done[rank] = true;
+  ++s.finished;
+  s.cv.notify_all();
+}
+
+/// A run that failed inside the ranks (`failure`, which stays the caller's)
+/// leaves the world's communicators aborted: the session keeps the cause
+/// and refuses later runs.
+void markFailed(tprt_session *session, tprt_status failure) {
+  // A rank's own failure is a better cause than the abort it caused.
+  if (!failure || (session->failureCode != TPRT_OK &&
+                   (session->failureCode != TPRT_ABORTED ||
+                    tprt_status_code(failure) == TPRT_ABORTED)))
+    return;
+  session->failureCode = tprt_status_code(failure);
+  session->failure = tprt_status_message(failure);
 }
 
 /// Steps 3 and 4 with every rank in this process, its buffers made: each
-/// rank on its thread (pinned to a core when the ranks outnumber the cores),
-/// then the wait, the session's figures, and the root cause of a failure
-/// (null when every rank succeeded).
+/// rank's thread woken to run it, then the wait, the session's figures, and
+/// the root cause of a failure (null when every rank succeeded).
 tprt_status runRankThreads(tprt_session *session, const tprt_program *program,
                            const Function &f,
                            const std::shared_ptr<RunState> &state) {
   int64_t numRanks = tprt_mesh_num_devices(&f.mesh);
+  RankThreads &threads = *session->world->threads;
   // Everything a rank needs is allocated here: nothing in a rank's thread
   // can throw.
-  EntryFn entry = f.entry;
-  std::vector<int> cores = pinnedCores(numRanks);
-  std::vector<std::thread> threads;
-  threads.reserve(static_cast<size_t>(numRanks));
-  for (int64_t rank = 0; rank < numRanks; ++rank) {
-    int core = cores.empty() ? -1 : cores[static_cast<size_t>(rank)];
-    threads.emplace_back([state, entry, rank, core] {
-      if (core >= 0) {
-        // Best effort: a refusal leaves the thread where the kernel puts it.
-        cpu_set_t set;
-        CPU_ZERO(&set);
-        CPU_SET(core, &set);
-        (void)pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-      }
-      RunState &s = *state;
-      s.statuses[rank] = runRank(s, entry, rank);
-      std::lock_guard<std::mutex> lock(s.mutex);
-      s.done[rank] = true;
-      ++s.finished;
-      s.cv.notify_all();
-    });
-  }
+  threads.dispatch(rankWork, state);
 
   // A rank still computing `timeoutMs` after another finished is stuck (it
   // is in no collective, or that would have ended it).
@@ -712,14 +804,11 @@ tprt_status runRankThreads(tprt_session *session, const tprt_program *program,
       if (!state->done[rank])
         stuck.push_back(rank);
   }
-  for (int64_t rank = 0; rank < numRanks; ++rank) {
-    if (std::find(stuck.begin(), stuck.end(), rank) != stuck.end()) {
-      threads[rank].detach();
-      ++const_cast<tprt_program *>(program)->abandonedRanks;
-    } else {
-      threads[rank].join();
-    }
+  for (int64_t rank : stuck) {
+    threads.abandon(rank);
+    ++const_cast<tprt_program *>(program)->abandonedRanks;
   }
+  threads.release();
   if (!stuck.empty()) {
     std::ostringstream os;
     os << (stuck.size() == 1 ? "rank " : "ranks ");
@@ -728,10 +817,14 @@ tprt_status runRankThreads(tprt_session *session, const tprt_program *program,
     os << " of '" << f.name << "' did not return within " << timeoutMs
        << " ms after the other ranks stopped: stuck in computation (in no "
           "collective); abandoned, still running";
-    return error(TPRT_TIMEOUT, os.str());
+    tprt_status timedOut = error(TPRT_TIMEOUT, os.str());
+    markFailed(session, timedOut);
+    return timedOut;
   }
   keepFigures(session, *state, state->deviceTiming && state->world->device());
-  return takeRootCause(state->statuses, nullptr);
+  tprt_status failure = takeRootCause(state->statuses, nullptr);
+  markFailed(session, failure);
+  return failure;
 }
 
 tprt_status runSession(tprt_session *session, const tprt_program *program,
@@ -882,6 +975,7 @@ tprt_status runDistributed(tprt_session *session, const tprt_program *program,
 
   // 3. This process's rank, on this thread.
   tprt_status status = runRank(*state, f.entry, me);
+  markFailed(session, status);
 
   // 4. Every rank's status, figures and results to rank 0.
   if (me != 0) {
@@ -927,6 +1021,7 @@ tprt_status runDistributed(tprt_session *session, const tprt_program *program,
   }
   keepFigures(session, *state, /*device=*/false);
   tprt_status failure = takeRootCause(statuses, lost);
+  markFailed(session, failure);
   for (tprt_status st : statuses)
     tprt_status_free(st);
   if (failure)
@@ -1010,6 +1105,7 @@ tprt_status runShards(tprt_session *session, const tprt_program *program,
             checks[r].get("rank " + std::to_string(r) + " refused the run: "))
       return refused;
   tprt_status status = runRank(*state, f.entry, me);
+  markFailed(session, status);
   ResultHeader result;
   result.status.set(status);
   tprt_status_free(status);
@@ -1028,6 +1124,7 @@ tprt_status runShards(tprt_session *session, const tprt_program *program,
   }
   keepFigures(session, *state, /*device=*/false);
   tprt_status failure = takeRootCause(statuses, nullptr);
+  markFailed(session, failure);
   for (tprt_status st : statuses)
     tprt_status_free(st);
   return failure;
@@ -1043,7 +1140,10 @@ tprt_status tprt_session_run(tprt_session *session, const tprt_program *program,
                              int32_t num_outputs) {
   // No C++ exception crosses the C API (out of memory for the shards, a
   // thread that cannot start): it becomes TPRT_INTERNAL with its message.
+  if (!session)
+    return error(TPRT_INVALID_ARGUMENT, "session is null");
   try {
+    std::lock_guard<std::mutex> turn(session->runMutex);
     return runSession(session, program, function, inputs, num_inputs, outputs,
                       num_outputs);
   } catch (const std::exception &e) {
@@ -1056,7 +1156,10 @@ tprt_session_run_shards(tprt_session *session, const tprt_program *program,
                         int32_t function, const tprt_host_tensor *inputs,
                         int32_t num_inputs, tprt_host_tensor *outputs,
                         int32_t num_outputs) {
+  if (!session)
+    return error(TPRT_INVALID_ARGUMENT, "session is null");
   try {
+    std::lock_guard<std::mutex> turn(session->runMutex);
     return runShards(session, program, function, inputs, num_inputs, outputs,
                      num_outputs);
   } catch (const std::exception &e) {

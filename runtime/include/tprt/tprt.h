@@ -570,8 +570,18 @@ typedef struct tprt_host_tensor {
   void *data;
 } tprt_host_tensor;
 
-/* The devices of one mesh and a communicator backend (see tprt_world). A
- * session runs one program at a time. */
+/* The devices of one mesh and a communicator backend (see tprt_world), made
+ * once and kept: tprt_session_create makes the session's world (the
+ * backend's communicators; on a GPU world each rank's context, stream and
+ * cuBLAS handle; NCCL communicators when a group first needs one) and, where
+ * every rank lives in this process, one thread per rank, and they all live
+ * until tprt_session_destroy. Runs reuse them, as well as every program's
+ * GPU kernels, loaded on a rank's first launch. A session runs one program at
+ * a time: concurrent runs of one session take turns. A run that fails inside
+ * the ranks (a rank's error aborts the world's communicators) or abandons a
+ * rank leaves the world unable to run: every later run returns TPRT_ABORTED
+ * naming the first cause, and the caller makes a new session. A run refused
+ * before any rank ran (bad inputs) leaves the session as it was. */
 typedef struct tprt_session_s tprt_session;
 
 typedef struct tprt_session_options {
@@ -598,11 +608,14 @@ typedef struct tprt_session_options {
 #define TPRT_SESSION_OPTIONS_INIT                                              \
   { (uint32_t)sizeof(tprt_session_options), 0, NULL, 0, 0 }
 
-/* `options` may be NULL. */
+/* `options` may be NULL. A rank thread the system refuses (a limit on a
+ * process's or user's threads) is TPRT_UNAVAILABLE naming the rank; nothing
+ * is left behind. */
 TPRT_API tprt_status tprt_session_create(const tprt_mesh *mesh,
                                          const tprt_session_options *options,
                                          tprt_session **session);
-/* Accepts NULL. */
+/* Joins the rank threads and frees the world (a rank abandoned in an endless
+ * loop keeps its thread and world). Accepts NULL. */
 TPRT_API void tprt_session_destroy(tprt_session *session);
 /* Runs `function` of `program` on every device: checks the inputs against
  * the manifest (count, dtype, shape), scatters them by their shardings (a

@@ -76,9 +76,9 @@ tprt_status CudaRank::copy2D(const void *src, size_t srcPitch, void *dst,
   return check(cu->cuMemcpy2DAsync(&c, stream), "cuMemcpy2DAsync");
 }
 
-tprt_status CudaRank::kernel(const void *image, const char *name,
-                             CUfunction *out) {
-  auto loaded = modules.find(image);
+tprt_status CudaRank::kernel(uint64_t owner, const void *image,
+                             const char *name, CUfunction *out) {
+  auto loaded = modules.find({owner, image});
   if (loaded == modules.end()) {
     CUmodule module = nullptr;
     // An image for another architecture fails here, naming the call and
@@ -86,7 +86,7 @@ tprt_status CudaRank::kernel(const void *image, const char *name,
     if (tprt_status s =
             check(cu->cuModuleLoadData(&module, image), "cuModuleLoadData"))
       return s;
-    loaded = modules.emplace(image, module).first;
+    loaded = modules.emplace(std::make_pair(owner, image), module).first;
   }
   auto key = std::make_pair(loaded->second, std::string(name));
   auto function = functions.find(key);
@@ -230,7 +230,7 @@ void tprt::cuda::destroyRank(CudaRank &rank) {
     rank.cu->cuStreamSynchronize(rank.stream);
   if (rank.handle)
     rank.blas->cublasDestroy(rank.handle);
-  for (auto &[image, module] : rank.modules)
+  for (auto &[key, module] : rank.modules)
     rank.cu->cuModuleUnload(module);
   for (const CudaRank::Timed &t : rank.spans)
     rank.idleEvents.insert(rank.idleEvents.end(), {t.start, t.end});
@@ -314,7 +314,7 @@ void cudaLaunch(tprt_rank_context *ctx, const void *image, int64_t imageSize,
       return error(TPRT_INVALID_ARGUMENT, "rank ", r.rank, ": kernel '", name,
                    "' launched with no image or bad parameters");
     CUfunction function = nullptr;
-    if (tprt_status s = r.kernel(image, name, &function))
+    if (tprt_status s = r.kernel(r.program, image, name, &function))
       return s;
     CudaRank::Span span = r.begin(CudaRank::Kernel);
     tprt_status launched = r.check(

@@ -37,9 +37,14 @@ struct CudaRank {
   CUcontext context = nullptr;
   CUstream stream = nullptr;
   cublasHandle_t handle = nullptr;
-  /// Each program image loaded once (key: the image's address in the
-  /// program library), and its kernels by name.
-  std::map<const void *, CUmodule> modules;
+  /// The checksum of the program the rank runs now (DeviceRanks::
+  /// useProgram): with the image's address it names a loaded image, for a
+  /// world outlives its programs, and another library may be mapped where
+  /// an unloaded one was.
+  uint64_t program = 0;
+  /// Each program image loaded once (key: its program's checksum, 0 for
+  /// libtprt's own, and its address), and its kernels by name.
+  std::map<std::pair<uint64_t, const void *>, CUmodule> modules;
   std::map<std::pair<CUmodule, std::string>, CUfunction> functions;
 
   /// A status naming this rank, the call and the driver's error.
@@ -53,9 +58,11 @@ struct CudaRank {
   /// given pitches, on the stream.
   tprt_status copy2D(const void *src, size_t srcPitch, void *dst,
                      size_t dstPitch, size_t width, int64_t rows) const;
-  /// Kernel `name` of `image` (a cubin, PTX or fatbin), the image loaded on
-  /// first use.
-  tprt_status kernel(const void *image, const char *name, CUfunction *out);
+  /// Kernel `name` of `image` (a cubin, PTX or fatbin) of program `owner`
+  /// (its checksum; 0 for libtprt's own images), the image loaded on first
+  /// use and kept as long as the world.
+  tprt_status kernel(uint64_t owner, const void *image, const char *name,
+                     CUfunction *out);
 
   /// Device timing (tprt_session_options.device_timing): each timed op is a
   /// span, a pair of events recorded around it on the stream; takeTiming
@@ -126,6 +133,9 @@ public:
   tprt_status takeTiming(int64_t rank, tprt_device_profile *profile) override;
   const tprt_rt_table *table() const override { return cudaFunctions(); }
   void *rankState(int64_t rank) override { return &gpu(rank); }
+  void useProgram(int64_t rank, uint64_t checksum) override {
+    gpu(rank).program = checksum;
+  }
 
 protected:
   /// `gpus` holds ranks firstRank, firstRank + 1, ... (all of them in one

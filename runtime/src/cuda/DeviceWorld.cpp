@@ -345,7 +345,7 @@ private:
     std::string name = std::string("tprt_reduce_") + op + "_" + type;
     CUfunction function = nullptr;
     if (tprt_status s =
-            gpu->kernel(tprtCollectiveKernels, name.c_str(), &function))
+            gpu->kernel(0, tprtCollectiveKernels, name.c_str(), &function))
       return s;
     Sources src = {};
     std::copy(sources.begin(), sources.end(), src.ptr);

@@ -1,0 +1,179 @@
+//===- FakeCublas.cpp - A counting fake of libcublas.so.13 ----------------===//
+//
+// Part of tp-mlir, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// The cuBLAS entry points libtprt uses, counted; a GEMM checks its handle and
+// that every matrix it would read or write lies in device memory (the fake
+// driver's allocations), and computes nothing. See FakeCuda.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FakeCuda.h"
+
+#include <cublas_v2.h>
+
+#include <mutex>
+#include <set>
+#include <string>
+
+namespace {
+
+std::mutex mutex;
+std::set<const void *> handles;
+
+bool isHandle(cublasHandle_t handle) {
+  std::lock_guard<std::mutex> lock(mutex);
+  return handles.count(handle) != 0;
+}
+
+cublasStatus_t fail(const char *call, cublasStatus_t status) {
+  tprtFakeCount((std::string("error.") + call).c_str(), 1);
+  return status;
+}
+
+size_t elementSize(cudaDataType type) {
+  switch (type) {
+  case CUDA_R_32F:
+    return 4;
+  case CUDA_R_16F:
+  case CUDA_R_16BF:
+    return 2;
+  case CUDA_R_64F:
+    return 8;
+  default:
+    return 0;
+  }
+}
+
+/// Whether a column-major `rows` x `cols` matrix with leading dimension `ld`
+/// (and `batch` of them `stride` elements apart) lies in device memory.
+bool inDevice(const void *ptr, cudaDataType type, int rows, int cols, int ld,
+              long long stride, int batch) {
+  size_t size = elementSize(type);
+  if (!size || ld < rows || ld < 1 || rows < 0 || cols < 0 || batch < 0)
+    return false;
+  if (!rows || !cols || !batch)
+    return true;
+  size_t last = static_cast<size_t>(ld) * static_cast<size_t>(cols - 1) +
+                static_cast<size_t>(rows) +
+                static_cast<size_t>(stride) * static_cast<size_t>(batch - 1);
+  return tprtFakeIsDevice(reinterpret_cast<uintptr_t>(ptr), last * size) != 0;
+}
+
+/// The checks of a GEMM (batched when batch > 1): its handle, its
+/// matrices in device memory, its compute type.
+cublasStatus_t gemm(const char *call, cublasHandle_t handle,
+                    cublasOperation_t ta, cublasOperation_t tb, int m, int n,
+                    int k, const void *alpha, const void *a, cudaDataType at,
+                    int lda, long long sa, const void *b, cudaDataType bt,
+                    int ldb, long long sb, const void *beta, void *c,
+                    cudaDataType ct, int ldc, long long sc, int batch) {
+  tprtFakeCount(call, 1);
+  tprtFakeCount("gemm.matrices", batch);
+  if (!isHandle(handle))
+    return fail(call, CUBLAS_STATUS_NOT_INITIALIZED);
+  if (!alpha || !beta || m < 0 || n < 0 || k < 0)
+    return fail(call, CUBLAS_STATUS_INVALID_VALUE);
+  bool transA = ta != CUBLAS_OP_N, transB = tb != CUBLAS_OP_N;
+  if (!inDevice(a, at, transA ? k : m, transA ? m : k, lda, sa, batch) ||
+      !inDevice(b, bt, transB ? n : k, transB ? k : n, ldb, sb, batch) ||
+      !inDevice(c, ct, m, n, ldc, sc, batch))
+    return fail(call, CUBLAS_STATUS_INVALID_VALUE);
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+} // namespace
+
+extern "C" {
+
+cublasStatus_t cublasGetProperty(libraryPropertyType type, int *value) {
+  *value = type == MAJOR_VERSION ? 13 : 0;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+const char *cublasGetStatusName(cublasStatus_t status) {
+  switch (status) {
+  case CUBLAS_STATUS_SUCCESS:
+    return "CUBLAS_STATUS_SUCCESS";
+  case CUBLAS_STATUS_NOT_INITIALIZED:
+    return "CUBLAS_STATUS_NOT_INITIALIZED";
+  case CUBLAS_STATUS_INVALID_VALUE:
+    return "CUBLAS_STATUS_INVALID_VALUE";
+  default:
+    return "CUBLAS_STATUS_INTERNAL_ERROR";
+  }
+}
+
+const char *cublasGetStatusString(cublasStatus_t) {
+  return "reported by the counting fake of cuBLAS";
+}
+
+cublasStatus_t cublasCreate(cublasHandle_t *handle) {
+  tprtFakeCount("cublasCreate", 1);
+  auto *made = new int(0);
+  std::lock_guard<std::mutex> lock(mutex);
+  handles.insert(made);
+  *handle = reinterpret_cast<cublasHandle_t>(made);
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasDestroy(cublasHandle_t handle) {
+  tprtFakeCount("cublasDestroy", 1);
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!handles.erase(handle))
+      handle = nullptr;
+  }
+  if (!handle)
+    return fail("cublasDestroy", CUBLAS_STATUS_NOT_INITIALIZED);
+  delete reinterpret_cast<int *>(handle);
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasSetStream(cublasHandle_t handle, cudaStream_t) {
+  tprtFakeCount("cublasSetStream", 1);
+  return isHandle(handle)
+             ? CUBLAS_STATUS_SUCCESS
+             : fail("cublasSetStream", CUBLAS_STATUS_NOT_INITIALIZED);
+}
+
+cublasStatus_t cublasSetWorkspace(cublasHandle_t handle, void *workspace,
+                                  size_t bytes) {
+  tprtFakeCount("cublasSetWorkspace", 1);
+  if (!isHandle(handle))
+    return fail("cublasSetWorkspace", CUBLAS_STATUS_NOT_INITIALIZED);
+  if (bytes && !tprtFakeIsDevice(reinterpret_cast<uintptr_t>(workspace), bytes))
+    return fail("cublasSetWorkspace", CUBLAS_STATUS_INVALID_VALUE);
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasSetMathMode(cublasHandle_t handle, cublasMath_t) {
+  tprtFakeCount("cublasSetMathMode", 1);
+  return isHandle(handle)
+             ? CUBLAS_STATUS_SUCCESS
+             : fail("cublasSetMathMode", CUBLAS_STATUS_NOT_INITIALIZED);
+}
+
+cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t ta,
+                            cublasOperation_t tb, int m, int n, int k,
+                            const void *alpha, const void *a, cudaDataType at,
+                            int lda, const void *b, cudaDataType bt, int ldb,
+                            const void *beta, void *c, cudaDataType ct, int ldc,
+                            cublasComputeType_t, cublasGemmAlgo_t) {
+  return gemm("cublasGemmEx", handle, ta, tb, m, n, k, alpha, a, at, lda, 0, b,
+              bt, ldb, 0, beta, c, ct, ldc, 0, 1);
+}
+
+cublasStatus_t cublasGemmStridedBatchedEx(
+    cublasHandle_t handle, cublasOperation_t ta, cublasOperation_t tb, int m,
+    int n, int k, const void *alpha, const void *a, cudaDataType at, int lda,
+    long long sa, const void *b, cudaDataType bt, int ldb, long long sb,
+    const void *beta, void *c, cudaDataType ct, int ldc, long long sc,
+    int batch, cublasComputeType_t, cublasGemmAlgo_t) {
+  return gemm("cublasGemmStridedBatchedEx", handle, ta, tb, m, n, k, alpha, a,
+              at, lda, sa, b, bt, ldb, sb, beta, c, ct, ldc, sc, batch);
+}
+
+} // extern "C"

@@ -1,0 +1,39 @@
+//===- FakeCuda.h - What the counting fakes share ---------------*- C++ -*-===//
+//
+// Part of tp-mlir, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// The counting fake of the CUDA driver (libcuda.so.1), cuBLAS
+// (libcublas.so.13) and NCCL (libnccl.so.2): libraries of those names that
+// libtprt opens instead of NVIDIA's when their directory comes first on
+// LD_LIBRARY_PATH. Host memory stands in for device memory; nothing is
+// computed (a kernel launch, a GEMM and a collective are counted and their
+// arguments checked, not run), copies are real. Every call is counted, and
+// so are the bytes each kind of copy moves; the census is written at exit
+// to the file TPRT_FAKE_CUDA_CENSUS names (appended, one `name count` line
+// per counter, a `---` line after them), so a test compares the census of N
+// runs with that of one. A call that breaks the API's rules (a device
+// pointer outside every live allocation, an unknown stream, event, module
+// or handle, a driver call with no current context) fails with the error
+// the real library would give and is counted as `error.<call>`.
+//
+// cuBLAS and NCCL link the fake driver and reach its census and its
+// allocations through the functions below.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TPRT_FAKECUDA_FAKECUDA_H
+#define TPRT_FAKECUDA_FAKECUDA_H
+
+#include <cstddef>
+#include <cstdint>
+
+#define FAKE_CUDA_API extern "C" __attribute__((visibility("default")))
+
+/// Adds `n` to counter `name`.
+FAKE_CUDA_API void tprtFakeCount(const char *name, long long n);
+/// Whether [ptr, ptr + bytes) lies inside one live device allocation.
+FAKE_CUDA_API int tprtFakeIsDevice(uintptr_t ptr, size_t bytes);
+
+#endif // TPRT_FAKECUDA_FAKECUDA_H
