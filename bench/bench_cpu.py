@@ -11,8 +11,9 @@
    against the 1-device run.
 3. With --jax-python: JAX's jit of the same block (bench/jax_gpt.py; XLA CPU, inputs
    placed on the devices once, results left there) on 1 and on --tp forced host devices,
-   best of --repeat. tp-mlir is measured that way too (tp-run --shards-in-place: shards
-   cut once, the run alone timed), beside its scatter, run, gather.
+   best of --repeat. tp-mlir is measured that way too: tp-run --repeat places the
+   arguments once (arrays) and times the runs alone, and --shards-in-place runs on shards
+   the caller cut once (tprt_session_run_shards).
 4. The local communicator's all_reduce against a memcpy of the same bytes (tprt-bench).
 
 Every figure is the best of --repeat runs, and the whole comparison is repeated --rounds
@@ -133,7 +134,8 @@ def main():
     wall1, prog1, _ = best[("tp-mlir", 1)]
     torch_default, torch_one = best[("torch", os.cpu_count())][0], best[("torch", 1)][0]
     torch_best = min(torch_default, torch_one)
-    print(f"1 device:  tp-mlir {wall1:8.2f} ms wall (incl. scatter/gather), {prog1:8.2f} ms "
+    print(f"1 device:  tp-mlir {wall1:8.2f} ms wall (arguments placed once: run only), "
+          f"{prog1:8.2f} ms "
           f"in the program | PyTorch eager {torch_default:8.2f} ms ({os.cpu_count()} "
           f"threads), {torch_one:8.2f} ms (1 intra-op thread; OpenBLAS keeps its own) | "
           f"tp-mlir wall / PyTorch's best: {wall1 / torch_best:.2f}x")

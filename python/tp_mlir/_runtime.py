@@ -62,8 +62,16 @@ def library():
         lib.tprt_status_message.argtypes = [ctypes.c_void_p]
         lib.tprt_status_free.argtypes = [ctypes.c_void_p]
         for name in ("tprt_program_load", "tprt_session_create", "tprt_session_run",
-                     "tprt_program_find_function"):
+                     "tprt_program_find_function", "tprt_array_place", "tprt_array_fetch",
+                     "tprt_session_run_arrays"):
             getattr(lib, name).restype = ctypes.c_void_p
+        lib.tprt_array_place.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+                                         ctypes.POINTER(ctypes.c_void_p)]
+        lib.tprt_array_fetch.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+        lib.tprt_array_free.argtypes = [ctypes.c_void_p]
+        lib.tprt_session_run_arrays.argtypes = [
+            ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int32, ctypes.POINTER(ctypes.c_void_p),
+            ctypes.c_int32, ctypes.POINTER(ctypes.c_void_p), ctypes.c_int32]
         lib.tprt_program_arg.restype = ctypes.POINTER(_TensorInfo)
         lib.tprt_program_result.restype = ctypes.POINTER(_TensorInfo)
         lib.tprt_program_mesh.restype = ctypes.POINTER(_Mesh)
@@ -101,7 +109,9 @@ class LoadedProgram:
     it: one per set of session options, made on the first run that asks for
     it and kept (its world, rank threads and, on a GPU, kernels, made once),
     until a run fails (its world is then aborted: the next run makes another)
-    or the program is freed."""
+    or the program is freed. Arguments given with a key (`run(keys=...)`)
+    stay placed on the session's devices between runs (runtime arrays) for as
+    long as their key does not change."""
 
     def __init__(self, path, function):
         lib = library()
@@ -119,13 +129,54 @@ class LoadedProgram:
         self._mesh = lib.tprt_program_mesh(self._handle, self._function)
         self.target = lib.tprt_program_target(self._handle).decode()
         self._sessions = {}
+        # (session options, argument index) -> (key, array handle)
+        self._resident = {}
+        # Arguments placed on the devices so far (resident or not).
+        self.placements = 0
         self.num_devices = 1
         for d in range(self._mesh.contents.rank):
             self.num_devices *= self._mesh.contents.sizes[d]
 
-    def run(self, arrays, backend="local", partial_seed=0, timeout_ms=0):
+    def _session(self, key):
+        session = self._sessions.get(key)
+        if session is None:
+            backend, partial_seed, timeout_ms = key
+            options = _SessionOptions(ctypes.sizeof(_SessionOptions), timeout_ms,
+                                      backend.encode(), partial_seed, 0)
+            session = ctypes.c_void_p()
+            _check(library().tprt_session_create(self._mesh, ctypes.byref(options),
+                                                 ctypes.byref(session)), "creating a session")
+            self._sessions[key] = session
+        return session
+
+    def _drop_session(self, key):
+        """Destroys a session (its arrays' memory with it) and frees the
+        handles of its resident arguments."""
+        lib = library()
+        for (skey, i) in [k for k in self._resident if k[0] == key]:
+            lib.tprt_array_free(self._resident.pop((skey, i))[1])
+        session = self._sessions.pop(key, None)
+        if session is not None:
+            lib.tprt_session_destroy(session)
+
+    def place(self):
+        """Forgets every resident argument: the next run places them all
+        again."""
+        lib = library()
+        for key in list(self._resident):
+            lib.tprt_array_free(self._resident.pop(key)[1])
+
+    def run(self, arrays, backend="local", partial_seed=0, timeout_ms=0, keys=None):
         """Runs the function on every device of its mesh; `arrays` are numpy
-        arrays in the manifest's dtypes (bf16 as uint16 bits)."""
+        arrays in the manifest's dtypes (bf16 as uint16 bits).
+
+        With `keys` (one per argument, None for none), each argument with a
+        key is placed on the devices once and kept there: a later run that
+        gives the same key reuses it without reading its array, which may then
+        be a callable returning it, called only when it must be placed. The
+        other arguments are placed for this run alone."""
+        if keys is not None:
+            return self._run_placed(arrays, keys, (backend, partial_seed, timeout_ms))
         lib = library()
         inputs = [np.require(a, requirements="C") for a in arrays]
         outputs = [np.empty(spec.shape, spec.np_dtype) for spec in self.results]
@@ -148,13 +199,71 @@ class LoadedProgram:
                                       len(inputs), outs, len(outputs))
         if status:
             # A failed run leaves its session unable to run again.
-            lib.tprt_session_destroy(self._sessions.pop(key))
+            self._drop_session(key)
         _check(status, "running")
         return outputs
+
+    def _place(self, session, index, array):
+        lib = library()
+        spec = self.args[index]
+        array = np.require(array, requirements="C")
+        if array.dtype != spec.np_dtype or tuple(array.shape) != spec.shape:
+            raise RuntimeError_("placing input #%d%s: it is %s%s; the program expects %s%s" % (
+                index, " ('%s')" % spec.name if spec.name else "", array.dtype,
+                list(array.shape), spec.dtype, list(spec.shape)))
+        handle = ctypes.c_void_p()
+        self.placements += 1
+        _check(lib.tprt_array_place(session, lib.tprt_program_arg(self._handle, self._function,
+                                                                  index),
+                                    array.ctypes.data_as(ctypes.c_void_p),
+                                    ctypes.byref(handle)),
+               "placing input #%d" % index)
+        return handle
+
+    def _run_placed(self, arrays, keys, skey):
+        lib = library()
+        session = self._session(skey)
+        handles, temporary, results = [], [], []
+        try:
+            for i, (array, key) in enumerate(zip(arrays, keys)):
+                kept = self._resident.get((skey, i))
+                if key is not None and kept is not None and kept[0] == key:
+                    handles.append(kept[1])
+                    continue
+                handle = self._place(session, i, array() if callable(array) else array)
+                if key is None:
+                    temporary.append(handle)
+                else:
+                    if kept is not None:
+                        lib.tprt_array_free(kept[1])
+                    self._resident[(skey, i)] = (key, handle)
+                handles.append(handle)
+            ins = (ctypes.c_void_p * max(len(handles), 1))(*[h.value for h in handles])
+            outs = (ctypes.c_void_p * max(len(self.results), 1))()
+            status = lib.tprt_session_run_arrays(session, self._handle, self._function, ins,
+                                                 len(handles), outs, len(self.results))
+            if status:
+                temporary = []  # freed with the session
+                self._drop_session(skey)
+            _check(status, "running")
+            results = [ctypes.c_void_p(outs[i]) for i in range(len(self.results))]
+            outputs = []
+            for spec, handle in zip(self.results, results):
+                out = np.empty(spec.shape, spec.np_dtype)
+                _check(lib.tprt_array_fetch(handle, out.ctypes.data_as(ctypes.c_void_p)),
+                       "fetching a result")
+                outputs.append(out)
+            return outputs
+        finally:
+            for handle in temporary + results:
+                lib.tprt_array_free(handle)
 
     def __del__(self):
         if _lib is None:
             return
+        for _, handle in getattr(self, "_resident", {}).values():
+            _lib.tprt_array_free(handle)
+        self._resident = {}
         for session in getattr(self, "_sessions", {}).values():
             _lib.tprt_session_destroy(session)
         self._sessions = {}

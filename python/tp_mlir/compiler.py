@@ -102,7 +102,13 @@ class Program:
     def model_path(self):
         return os.path.join(self.workdir, "model.mlir")
 
-    def _bind(self, inputs):
+    def _bind(self, inputs, keys=None):
+        """The program's arguments: the user's inputs, checked and converted,
+        and the module's parameters and buffers. With `keys` (a list it
+        fills, one per argument), each parameter comes as a callable that
+        converts it and its key names its current value (the tensor, its
+        storage and its version, which an in-place update bumps), so that a
+        resident copy is placed again only when the key changes."""
         import torch
         params = dict(self.module.named_parameters())
         params.update(dict(self.module.named_buffers()))
@@ -125,14 +131,34 @@ class Program:
                     raise TpMlirError("input '%s' is %s%s; the program takes %s%s" % (
                         name, x.dtype, list(x.shape), spec.dtype, list(spec.shape)))
             else:
-                x = _to_numpy(params[name].detach().reshape(shape))
+                tensor = params[name]
+                if keys is not None:
+                    keys.append((name, id(tensor), tensor.data_ptr(), tensor._version))
+                    arrays.append(lambda t=tensor, s=shape: _to_numpy(t.detach().reshape(s)))
+                    continue
+                x = _to_numpy(tensor.detach().reshape(shape))
+            if keys is not None:
+                keys.append(None)
             arrays.append(x)
         return arrays
 
+    def place(self):
+        """Places the module's parameters on the devices again at the next
+        call. Not needed after an in-place update (`p.add_(...)`, an
+        optimizer's step), a new tensor bound to a parameter (`p.data = ...`)
+        or a replaced parameter: each call compares every parameter with the
+        one it placed (tensor, storage, version) and places those that
+        changed; needed only where a parameter's memory was written behind
+        torch's back (numpy on `p.numpy()`, ctypes)."""
+        self._loaded.place()
+
     def __call__(self, *inputs):
         import torch
-        arrays = self._bind(inputs)
-        outputs = self._loaded.run(arrays, backend=getattr(self, "comm", "local"))
+        # The parameters stay on the devices between calls (runtime arrays);
+        # the inputs are placed for each call.
+        keys = []
+        arrays = self._bind(inputs, keys)
+        outputs = self._loaded.run(arrays, backend=getattr(self, "comm", "local"), keys=keys)
         torch_in = any(isinstance(x, torch.Tensor) for x in inputs)
         converted = []
         # A viewed parameter's gradient comes back in the parameter's shape.

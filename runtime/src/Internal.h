@@ -185,6 +185,8 @@ struct DeviceRanks {
                                    size_t bytes) = 0;
   virtual tprt_status copyToHost(int64_t rank, void *dst, const void *src,
                                  size_t bytes) = 0;
+  /// Sets `bytes` of a buffer of alloc to zero, on the rank's stream.
+  virtual tprt_status zero(int64_t rank, void *ptr, size_t bytes) = 0;
   /// Waits until everything the rank enqueued has run.
   virtual tprt_status synchronize(int64_t rank) = 0;
   virtual const tprt_rt_table *table() const = 0;

@@ -43,10 +43,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Session.h"
 #include "Affinity.h"
 #include "Program.h"
 #include "RankContext.h"
-#include "RankThreads.h"
 
 #include <algorithm>
 #include <cblas.h>
@@ -62,91 +62,6 @@
 #include <type_traits>
 
 using namespace tprt;
-
-namespace {
-
-/// Leaves the elements it makes uninitialized (a vector's resize zeroes
-/// them): input shards are written whole by the scatter anyway.
-template <typename T> struct UninitializedAllocator : std::allocator<T> {
-  using std::allocator<T>::allocator;
-  template <typename U> struct rebind {
-    using other = UninitializedAllocator<U>;
-  };
-  template <typename U, typename... Args> void construct(U *p, Args &&...args) {
-    if constexpr (sizeof...(Args) == 0)
-      ::new (static_cast<void *>(p)) U;
-    else
-      ::new (static_cast<void *>(p)) U(std::forward<Args>(args)...);
-  }
-};
-
-/// A rank's own copy of an input or result.
-using Bytes = std::vector<char, UninitializedAllocator<char>>;
-
-} // namespace
-
-namespace {
-
-/// What a session keeps from creation to destruction: its world and, where
-/// every rank is in this process, the ranks' threads. Held by a shared
-/// pointer that each run's rank work holds too, so a rank abandoned in an
-/// endless loop keeps its world.
-struct SessionWorld {
-  ~SessionWorld() {
-    // The threads first: they may be running in the world.
-    threads.reset();
-    tprt_world_destroy(world);
-  }
-  tprt_world *world = nullptr;
-  std::unique_ptr<RankThreads> threads;
-  /// The OpenBLAS threads each rank gets (0: leave OpenBLAS alone), set
-  /// again before a run if another session of the process changed it.
-  int blasThreads = 0;
-};
-
-} // namespace
-
-struct tprt_session_s {
-  ~tprt_session_s() {
-    // The rank threads stop now, even where a rank abandoned in an endless
-    // loop keeps the world alive: the others are joined, it is detached.
-    if (world)
-      world->threads.reset();
-  }
-  tprt_mesh mesh;
-  int64_t timeoutMs = 0;
-  std::string backend = "local";
-  uint64_t partialSeed = 0;
-  bool deviceTiming = false;
-  /// Made the world; null: tprt_world_create with `backend`. Declared before
-  /// `world`, which it may outlive only (an MPI communicator it holds).
-  WorldMaker makeWorld;
-  std::shared_ptr<SessionWorld> world;
-  /// Runs of one session take turns.
-  std::mutex runMutex;
-  /// Set when a run failed inside the ranks (the world is aborted) or
-  /// abandoned one: the cause, which every later run reports.
-  tprt_code failureCode = TPRT_OK;
-  std::string failure;
-
-  tprt_status createWorld(const tprt_mesh &worldMesh, tprt_world **world) {
-    tprt_world_options options = TPRT_WORLD_OPTIONS_INIT;
-    options.backend = backend.c_str();
-    options.timeout_ms = timeoutMs;
-    return makeWorld ? makeWorld(worldMesh, options, world)
-                     : tprt_world_create(&worldMesh, &options, world);
-  }
-  std::vector<tprt_comm_stats> stats;
-  std::vector<double> seconds;
-  std::vector<tprt_rank_profile> profiles;
-  /// Of the last run, when it was timed on a GPU world.
-  std::vector<tprt_device_profile> deviceProfiles;
-  /// Each rank's own result buffers of the last successful run.
-  std::vector<std::vector<Bytes>> localResults;
-  /// The mesh's ranks this process drives, ascending (every rank of a world
-  /// in one process; its own rank of one spread over processes).
-  std::vector<int64_t> localRanks;
-};
 
 namespace {
 
@@ -283,6 +198,13 @@ struct RunState {
   EntryFn entry = nullptr;
   /// The program's checksum (its kernels' key on a GPU world).
   uint64_t program = 0;
+  /// tprt_session_run_arrays: per rank and buffer, whether it is an array
+  /// already in the rank's memory (read there; empty: none is), and whether
+  /// the results stay in the rank's memory (on a GPU world allocated and
+  /// zeroed there, not copied back, and handed over in `kept`).
+  std::vector<std::vector<char>> resident;
+  bool resultsStay = false;
+  std::vector<std::vector<void *>> kept;
   /// The buffers before this index are inputs (not copied back).
   size_t numInputs = 0;
   /// The results are the caller's shards (tprt_session_run_shards): each
@@ -327,23 +249,33 @@ tprt_status runRank(RunState &s, EntryFn entry, int64_t rank) {
   if (s.zeroResults)
     for (size_t i = s.numInputs; i < pointers.size(); ++i)
       std::memset(pointers[i], 0, s.sizes[rank][i]);
+  // Arrays (tprt_session_run_arrays) are already in the rank's memory.
+  auto resident = [&](size_t i) {
+    return !s.resident.empty() && s.resident[rank][i];
+  };
   auto releaseAll = [&] {
     if (device)
-      for (void *ptr : pointers)
-        if (ptr)
-          device->release(rank, ptr);
+      for (size_t i = 0; i < pointers.size(); ++i)
+        if (pointers[i] && !resident(i))
+          device->release(rank, pointers[i]);
   };
   if (device) {
     if (tprt_status status = device->enter(rank))
       return status;
     device->useProgram(rank, s.program);
-    // Every buffer, results included (zeros), goes to the device.
+    // Every buffer, results included (zeros), goes to the device, but for
+    // arrays already there; results that stay are zeroed there.
     for (size_t i = 0; i < pointers.size(); ++i) {
+      if (resident(i))
+        continue;
       size_t bytes = s.sizes[rank][i];
       void *ptr = nullptr;
       tprt_status status = device->alloc(rank, bytes, &ptr);
       if (!status)
-        status = device->copyToDevice(rank, ptr, s.pointers[rank][i], bytes);
+        status =
+            s.resultsStay && i >= s.numInputs
+                ? device->zero(rank, ptr, bytes)
+                : device->copyToDevice(rank, ptr, s.pointers[rank][i], bytes);
       pointers[i] = ptr;
       if (status) {
         for (size_t j = i + 1; j < pointers.size(); ++j)
@@ -370,8 +302,10 @@ tprt_status runRank(RunState &s, EntryFn entry, int64_t rank) {
   entry(ctx, pointers.data());
   status = tprt_rank_context_take_status(ctx);
   if (device) {
-    // The results back to the host: the run ends when they are there.
-    for (size_t i = s.numInputs; i < pointers.size() && !status; ++i)
+    // The results back to the host (unless they stay on the device as
+    // arrays): the run ends when they are there.
+    for (size_t i = s.numInputs;
+         i < pointers.size() && !status && !s.resultsStay; ++i)
       status = device->copyToHost(rank, s.pointers[rank][i], pointers[i],
                                   s.sizes[rank][i]);
     if (tprt_status synced = device->synchronize(rank)) {
@@ -386,6 +320,11 @@ tprt_status runRank(RunState &s, EntryFn entry, int64_t rank) {
         tprt_status_free(timed);
       else
         status = timed;
+    }
+    if (s.resultsStay && !status) {
+      // The results become arrays: the inputs alone were borrowed.
+      s.kept[rank].assign(pointers.begin() + s.numInputs, pointers.end());
+      pointers.resize(s.numInputs);
     }
     releaseAll();
   }
@@ -454,6 +393,90 @@ tprt_status makeSessionWorld(tprt_session *session,
 
 } // namespace
 
+tprt_session_s::~tprt_session_s() {
+  // Arrays still placed: their memory goes with the session, their handles
+  // stay the caller's and say so.
+  for (tprt_array_s *array : arrays)
+    releaseArray(this, array);
+  arrays.clear();
+  if (link)
+    link->session = nullptr;
+  // The rank threads stop now, even where a rank abandoned in an endless
+  // loop keeps the world alive: the others are joined, it is detached.
+  if (world)
+    world->threads.reset();
+}
+
+tprt_status tprt_session_s::checkUsable() const {
+  if (failureCode == TPRT_OK)
+    return nullptr;
+  return error(TPRT_ABORTED,
+               "the session cannot run again: an earlier run failed (",
+               tprt_code_name(failureCode), ": ", failure,
+               ") and left its world aborted; destroy the session and "
+               "create another");
+}
+
+namespace {
+
+/// forEachLocalRank's work on every rank thread.
+struct RankJob {
+  const std::function<tprt_status(int64_t, size_t)> *work = nullptr;
+  DeviceRanks *device = nullptr;
+  std::vector<tprt_status> statuses;
+  std::mutex mutex;
+  std::condition_variable cv;
+  int64_t done = 0;
+};
+
+void rankJob(void *arg, int64_t rank) {
+  RankJob &job = *static_cast<RankJob *>(arg);
+  tprt_status status = job.device ? job.device->enter(rank) : nullptr;
+  if (!status)
+    status = (*job.work)(rank, static_cast<size_t>(rank));
+  std::lock_guard<std::mutex> lock(job.mutex);
+  job.statuses[static_cast<size_t>(rank)] = status;
+  ++job.done;
+  job.cv.notify_all();
+}
+
+} // namespace
+
+tprt_status tprt::forEachLocalRank(
+    tprt_session *session,
+    const std::function<tprt_status(int64_t rank, size_t k)> &work) {
+  if (session->abandoned)
+    return error(TPRT_ABORTED, "the session's rank threads are not all "
+                               "there: an earlier run abandoned a rank");
+  DeviceRanks *device = session->world->world->device();
+  RankThreads *threads = session->world->threads.get();
+  if (!threads) {
+    // One rank a process: this process's rank, on this thread.
+    int64_t rank = session->localRanks.front();
+    if (device)
+      if (tprt_status status = device->enter(rank))
+        return status;
+    return work(rank, 0);
+  }
+  auto job = std::make_shared<RankJob>();
+  job->work = &work;
+  job->device = device;
+  job->statuses.assign(static_cast<size_t>(threads->size()), nullptr);
+  threads->dispatch(rankJob, job);
+  {
+    std::unique_lock<std::mutex> lock(job->mutex);
+    job->cv.wait(lock, [&] { return job->done == threads->size(); });
+  }
+  threads->release();
+  tprt_status first = nullptr;
+  for (tprt_status status : job->statuses)
+    if (!first)
+      first = status;
+    else
+      tprt_status_free(status);
+  return first;
+}
+
 tprt_status tprt::createSession(const tprt_mesh *mesh,
                                 const tprt_session_options *options,
                                 WorldMaker makeWorld, const char *backendName,
@@ -490,6 +513,8 @@ tprt_status tprt::createSession(const tprt_mesh *mesh,
   } catch (const std::exception &e) {
     return error(TPRT_INTERNAL, "session: ", e.what());
   }
+  created->link = std::make_shared<SessionLink>();
+  created->link->session = created.get();
   tprt_world *world = created->world->world;
   for (int64_t i = 0; i < tprt_world_num_local_ranks(world); ++i)
     created->localRanks.push_back(tprt_world_local_rank(world, i));
@@ -701,12 +726,8 @@ tprt_status prepareRun(tprt_session *session, const tprt_program *program,
   // 2. The session's world, unless a run already broke it; its ranks share
   // the machine's cores: OpenBLAS gets its share per rank instead of every
   // core per rank (unless OPENBLAS_NUM_THREADS says otherwise).
-  if (session->failureCode != TPRT_OK)
-    return error(TPRT_ABORTED,
-                 "the session cannot run again: an earlier run failed (",
-                 tprt_code_name(session->failureCode), ": ", session->failure,
-                 ") and left its world aborted; destroy the session and "
-                 "create another");
+  if (tprt_status status = session->checkUsable())
+    return status;
   int64_t numRanks = tprt_mesh_num_devices(&f.mesh);
   state = std::make_shared<RunState>(numRanks);
   state->numInputs = static_cast<size_t>(f.numArgs);
@@ -806,6 +827,7 @@ tprt_status runRankThreads(tprt_session *session, const tprt_program *program,
   }
   for (int64_t rank : stuck) {
     threads.abandon(rank);
+    ++session->abandoned;
     ++const_cast<tprt_program *>(program)->abandonedRanks;
   }
   threads.release();
@@ -1066,6 +1088,11 @@ tprt_status takeShards(const tprt_session *session, const Function &f,
   return nullptr;
 }
 
+tprt_status runOnProcesses(tprt_session *session, const tprt_program *program,
+                           int32_t function,
+                           const std::shared_ptr<RunState> &state,
+                           tprt_status bad);
+
 tprt_status runShards(tprt_session *session, const tprt_program *program,
                       int32_t function, const tprt_host_tensor *inputs,
                       int32_t num_inputs, tprt_host_tensor *outputs,
@@ -1084,10 +1111,17 @@ tprt_status runShards(tprt_session *session, const tprt_program *program,
       return bad;
     return runRankThreads(session, program, f, state);
   }
+  return runOnProcesses(session, program, function, state, bad);
+}
 
-  // One rank a process: every process checked its own shards; all refuse
-  // together when one did, then each runs its rank, and every process gets
-  // every rank's status and figures.
+/// One rank a process, each process's buffers in `state` (or its refusal in
+/// `bad`, consumed): all refuse together when one did, then each runs its
+/// rank, and every process gets every rank's status and figures.
+tprt_status runOnProcesses(tprt_session *session, const tprt_program *program,
+                           int32_t function,
+                           const std::shared_ptr<RunState> &state,
+                           tprt_status bad) {
+  const Function &f = program->functions[function];
   Processes &procs = *state->world->processes();
   int64_t me = procs.rank(), numRanks = procs.size();
   if (tprt_status s = checkSameProgram(procs, program, function)) {
@@ -1130,6 +1164,105 @@ tprt_status runShards(tprt_session *session, const tprt_program *program,
   return failure;
 }
 
+/// tprt_session_run_arrays: the inputs are arrays of this session, read
+/// where they are; the results stay in each rank's memory and become new
+/// arrays.
+tprt_status runArrays(tprt_session *session, const tprt_program *program,
+                      int32_t function, tprt_array *const *inputs,
+                      int32_t num_inputs, tprt_array **outputs,
+                      int32_t num_outputs) {
+  if (num_inputs > 0 && !inputs)
+    return error(TPRT_INVALID_ARGUMENT, "inputs is null but num_inputs is ",
+                 num_inputs);
+  if (num_outputs > 0 && !outputs)
+    return error(TPRT_INVALID_ARGUMENT, "outputs is null but num_outputs is ",
+                 num_outputs);
+  std::shared_ptr<RunState> state;
+  if (tprt_status status = prepareRun(session, program, function, num_inputs,
+                                      num_outputs, /*shards=*/false, state))
+    return status;
+  const Function &f = program->functions[function];
+  for (int32_t i = 0; i < num_inputs; ++i) {
+    std::string what =
+        "input #" + std::to_string(i) +
+        (f.argNames[i].empty() ? "" : " ('" + f.argNames[i] + "')");
+    if (tprt_status status = checkArray(session, inputs[i], what))
+      return status;
+    std::string differs = describeMismatch(inputs[i]->info, f.args[i]);
+    if (!differs.empty())
+      return error(TPRT_INVALID_ARGUMENT, what, ": array #", inputs[i]->id, " ",
+                   differs);
+  }
+  DeviceRanks *device = state->world->device();
+  state->resident.assign(state->pointers.size(), {});
+  state->kept.assign(state->pointers.size(), {});
+  state->resultsStay = device != nullptr;
+  // A CPU rank's results are buffers of the run's state (a rank abandoned
+  // still running keeps them), handed to the arrays after it.
+  for (size_t k = 0; k < session->localRanks.size(); ++k) {
+    int64_t rank = session->localRanks[k];
+    for (int32_t i = 0; i < num_inputs; ++i) {
+      state->buffers[rank].emplace_back();
+      state->pointers[rank].push_back(inputs[i]->shards[k]);
+      state->sizes[rank].push_back(inputs[i]->shardBytes);
+      state->resident[rank].push_back(1);
+    }
+    for (int32_t i = 0; i < num_outputs; ++i) {
+      const tprt_tensor_info &info = f.results[i];
+      int64_t local[TPRT_MAX_TENSOR_RANK];
+      tprt_shard_shape(&f.mesh, &info.sharding, info.shape, local);
+      size_t bytes = bytesOf(info, local);
+      state->sizes[rank].push_back(bytes);
+      if (device) {
+        // Allocated and zeroed on the device by the rank.
+        state->pointers[rank].push_back(nullptr);
+        state->resident[rank].push_back(0);
+      } else {
+        // The rank's memory is this process's: the result's own buffer,
+        // zeroed, which becomes the array's.
+        state->buffers[rank].emplace_back(bytes, 0);
+        state->pointers[rank].push_back(state->buffers[rank].back().data());
+        state->resident[rank].push_back(1);
+      }
+    }
+  }
+  // tprt_session_local_result keeps the last tprt_session_run's: a run on
+  // arrays has its results' shards in the arrays (tprt_array_fetch_shard).
+  tprt_status failure =
+      state->world->processes()
+          ? runOnProcesses(session, program, function, state, nullptr)
+          : runRankThreads(session, program, f, state);
+  if (failure) {
+    // A rank that succeeded while another failed kept its results.
+    if (device && !session->abandoned)
+      for (size_t k = 0; k < session->localRanks.size(); ++k) {
+        int64_t rank = session->localRanks[k];
+        for (void *ptr : state->kept[rank])
+          if (ptr)
+            device->release(rank, ptr);
+      }
+    return failure;
+  }
+  for (int32_t i = 0; i < num_outputs; ++i) {
+    tprt_array_s *array = newArray(session, f.results[i]);
+    int64_t local[TPRT_MAX_TENSOR_RANK];
+    tprt_shard_shape(&f.mesh, &f.results[i].sharding, f.results[i].shape,
+                     local);
+    array->shardBytes = bytesOf(f.results[i], local);
+    for (size_t k = 0; k < session->localRanks.size(); ++k) {
+      if (device) {
+        array->shards.push_back(state->kept[session->localRanks[k]][i]);
+      } else {
+        array->host.push_back(
+            std::move(state->buffers[session->localRanks[k]][num_inputs + i]));
+        array->shards.push_back(array->host.back().data());
+      }
+    }
+    outputs[i] = array;
+  }
+  return nullptr;
+}
+
 } // namespace
 
 extern "C" {
@@ -1161,6 +1294,22 @@ tprt_session_run_shards(tprt_session *session, const tprt_program *program,
   try {
     std::lock_guard<std::mutex> turn(session->runMutex);
     return runShards(session, program, function, inputs, num_inputs, outputs,
+                     num_outputs);
+  } catch (const std::exception &e) {
+    return error(TPRT_INTERNAL, "run: ", e.what());
+  }
+}
+
+tprt_status tprt_session_run_arrays(tprt_session *session,
+                                    const tprt_program *program,
+                                    int32_t function, tprt_array *const *inputs,
+                                    int32_t num_inputs, tprt_array **outputs,
+                                    int32_t num_outputs) {
+  if (!session)
+    return error(TPRT_INVALID_ARGUMENT, "session is null");
+  try {
+    std::lock_guard<std::mutex> turn(session->runMutex);
+    return runArrays(session, program, function, inputs, num_inputs, outputs,
                      num_outputs);
   } catch (const std::exception &e) {
     return error(TPRT_INTERNAL, "run: ", e.what());

@@ -632,6 +632,70 @@ TPRT_API tprt_status tprt_session_run(
     tprt_session *session, const tprt_program *program, int32_t function,
     const tprt_host_tensor *inputs, int32_t num_inputs,
     tprt_host_tensor *outputs, int32_t num_outputs);
+/* An array: a tensor whose shards live on a session's devices between runs
+ * (device memory on a GPU world, the rank's host memory on the CPU), laid out
+ * by its sharding over the session's mesh, as jax.Array or a DTensor.
+ * Placed once from a global tensor or from shards, passed to runs and
+ * returned by them (tprt_session_run_arrays: nothing moves between host and
+ * device), fetched on demand. The handle is the caller's, freed with
+ * tprt_array_free; destroying its session frees its memory, and the handle
+ * then says so. A handle that was freed (recently: the last 1024 frees are
+ * remembered) or never made is an error wherever it is passed, not a read of
+ * freed memory. Calls on one session's arrays take turns with its runs.
+ * On a world spread over processes (`mpi`, `nccl-mpi`) each process holds its
+ * own rank's shard: tprt_array_place and tprt_array_fetch are then called by
+ * every process (each with the global tensor to place; each gets the global
+ * tensor fetched). */
+typedef struct tprt_array_s tprt_array;
+
+/* Places a global host tensor of `info`'s dtype, global shape and sharding
+ * (checked against the session's mesh; `info->name` is ignored, so a
+ * program's tprt_program_arg serves) on the session's devices: each local
+ * rank copies its shard (tprt_scatter_shard; a pending sum is the value on
+ * the first member of its group and zeros on the others). `global` may be
+ * reused once this returns. Out of memory on a rank is an error naming it;
+ * nothing is left placed. */
+TPRT_API tprt_status tprt_array_place(tprt_session *session,
+                                      const tprt_tensor_info *info,
+                                      const void *global, tprt_array **array);
+/* The same from shards the caller holds in host memory: `shards[k]` is the
+ * k-th local rank's (tprt_session_local_rank), of the shard shape
+ * tprt_shard_shape gives; num_shards is the local rank count. */
+TPRT_API tprt_status tprt_array_place_shards(tprt_session *session,
+                                             const tprt_tensor_info *info,
+                                             const void *const *shards,
+                                             int64_t num_shards,
+                                             tprt_array **array);
+/* Gathers the array into `global` (host, its global shape; tprt_gather_shards:
+ * blocks by their split axes, pending sums added). Replicas are compared
+ * first, by checksum: a device whose copy of a replicated shard differs from
+ * the first replica's is TPRT_MISMATCH naming both devices. */
+TPRT_API tprt_status tprt_array_fetch(const tprt_array *array, void *global);
+/* Copies local rank `rank`'s shard into `shard` (host, the shard shape). */
+TPRT_API tprt_status tprt_array_fetch_shard(const tprt_array *array,
+                                            int64_t rank, void *shard);
+/* Its dtype, global shape and sharding (`name` is ""); NULL for a handle
+ * that is not an array. Valid until it is freed. */
+TPRT_API const tprt_tensor_info *tprt_array_info(const tprt_array *array);
+/* The number messages call it by ("array #7"); 0 for a handle that is not
+ * an array. */
+TPRT_API uint64_t tprt_array_id(const tprt_array *array);
+/* Frees the array's memory and its handle. Accepts NULL, and ignores a
+ * handle that is not an array. */
+TPRT_API void tprt_array_free(tprt_array *array);
+
+/* Runs `function` on arrays of this session: `inputs[i]` must be a live
+ * array of the session with argument i's dtype, global shape and sharding
+ * (checked: an error names the input, the array and what differs). Inputs
+ * are read where they are and never written, so they serve run after run;
+ * each result is a new array in `outputs[i]`, which the caller frees.
+ * Nothing moves between host and device. Failures and timeouts are as for
+ * tprt_session_run; no result array is made then. */
+TPRT_API tprt_status tprt_session_run_arrays(
+    tprt_session *session, const tprt_program *program, int32_t function,
+    tprt_array *const *inputs, int32_t num_inputs, tprt_array **outputs,
+    int32_t num_outputs);
+
 /* The mesh's ranks this process drives, ascending: every rank on a world in
  * one process ("local", a GPU world), its own rank under "mpi". */
 TPRT_API int64_t tprt_session_num_local_ranks(const tprt_session *session);
@@ -659,9 +723,12 @@ TPRT_API tprt_status tprt_session_run_shards(
     tprt_session *session, const tprt_program *program, int32_t function,
     const tprt_host_tensor *inputs, int32_t num_inputs,
     tprt_host_tensor *outputs, int32_t num_outputs);
-/* After a successful run: device `rank`'s own copy of result `index` (its
- * shard, of the shape tprt_shard_shape gives for the result's sharding),
- * valid until the next run or tprt_session_destroy. The gathered result reads
+/* After a successful tprt_session_run: device `rank`'s own copy of result
+ * `index` (its shard, of the shape tprt_shard_shape gives for the result's
+ * sharding), valid until the next tprt_session_run or
+ * tprt_session_run_shards (which keeps none) or tprt_session_destroy; runs
+ * on arrays leave it (their results' shards are the arrays':
+ * tprt_array_fetch_shard). The gathered result reads
  * one copy of each replicated shard; this is how a caller checks the others
  * (tp-run --verify compares every replica). */
 TPRT_API tprt_status tprt_session_local_result(const tprt_session *session,

@@ -503,6 +503,12 @@ void CudaRanks::release(int64_t rank, void *ptr) {
   r.cu->cuMemFreeAsync(devicePointer(ptr), r.stream);
 }
 
+tprt_status CudaRanks::zero(int64_t rank, void *ptr, size_t bytes) {
+  CudaRank &r = gpu(rank);
+  return r.check(r.cu->cuMemsetD8Async(devicePointer(ptr), 0, bytes, r.stream),
+                 "cuMemsetD8Async");
+}
+
 tprt_status CudaRanks::copyToDevice(int64_t rank, void *dst, const void *src,
                                     size_t bytes) {
   CudaRank &r = gpu(rank);

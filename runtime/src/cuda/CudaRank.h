@@ -124,6 +124,7 @@ public:
   tprt_status enter(int64_t rank) override;
   tprt_status alloc(int64_t rank, size_t bytes, void **ptr) override;
   void release(int64_t rank, void *ptr) override;
+  tprt_status zero(int64_t rank, void *ptr, size_t bytes) override;
   tprt_status copyToDevice(int64_t rank, void *dst, const void *src,
                            size_t bytes) override;
   tprt_status copyToHost(int64_t rank, void *dst, const void *src,
