@@ -908,6 +908,47 @@ def UploadConstantsPass : Pass<"tp-upload-constants", "::mlir::ModuleOp"> {
                            "::mlir::linalg::LinalgDialect"];
 }
 
+def MergeKernelModulesPass
+    : Pass<"tp-merge-kernel-modules", "::mlir::ModuleOp"> {
+  let summary = "Every kernel of a program in one gpu.module: one GPU image per program, one module load per rank";
+  let description = [{
+    Part of `--tp-lower-to-cuda`, right after `gpu-kernel-outlining` (which
+    makes a gpu.module per kernel) and before the target is attached. Every
+    kernel moves into one gpu.module, named after its old module (unique in
+    the program); other symbols of a module (device functions, globals) keep
+    their names, renamed where two collide. Each `gpu.launch_func` then
+    names the merged module. `gpu-module-to-binary` compiles it into one
+    image, which each rank loads once (`cuModuleLoadData`) and keeps for
+    the session's life. A module that already has targets is an error: the
+    merge comes before `gpu-nvvm-attach-target`.
+
+    Example:
+
+    ```mlir
+    gpu.launch_func @f_kernel::@f_kernel ...
+    gpu.launch_func @f_kernel_0::@f_kernel ...
+    gpu.module @f_kernel { gpu.func @f_kernel(...) kernel { ... } }
+    gpu.module @f_kernel_0 { gpu.func @f_kernel(...) kernel { ... } }
+    ```
+
+    becomes
+
+    ```mlir
+    gpu.launch_func @tp_kernels::@f_kernel ...
+    gpu.launch_func @tp_kernels::@f_kernel_0 ...
+    gpu.module @tp_kernels {
+      gpu.func @f_kernel(...) kernel { ... }
+      gpu.func @f_kernel_0(...) kernel { ... }
+    }
+    ```
+  }];
+  let options = [
+    Option<"mergedName", "name", "std::string", /*default=*/"\"tp_kernels\"",
+           "The merged module's name (made unique among the program's symbols)">,
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
 def ConvertLaunchesToRuntimePass
     : Pass<"tp-convert-launches-to-runtime", "::mlir::ModuleOp"> {
   let summary = "Host code of the CUDA lowering calls the runtime: GPU images become constants, kernel launches and buffer allocations runtime calls";

@@ -41,6 +41,8 @@ void mlir::tp::buildLowerToCUDAPipeline(OpPassManager &pm,
   pm.addPass(createUploadConstantsPass());
   pm.addNestedPass<func::FuncOp>(createMapLinalgToGPUPass());
   pm.addPass(createGpuKernelOutliningPass());
+  // One image per program: one module load per rank.
+  pm.addPass(createMergeKernelModulesPass());
 
   // Kernels: NVVM, then one image for the chip (cubin and PTX in a fatbin).
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();

@@ -1,7 +1,8 @@
 // REQUIRES: cuda
 // RUN: tp-opt %s --tp-lower-to-cuda="format=isa" | FileCheck %s
 
-// The whole CUDA lowering of a local-form function (PTX images, so that
+// The whole CUDA lowering of a local-form function (one PTX image holding every
+// kernel, tp-merge-kernel-modules; PTX so that
 // their text can be read): each kernel takes as many parameters as its
 // launch passes (whole memref descriptors: pointers, offset, sizes,
 // strides); the host code calls the runtime only through the context's
@@ -11,8 +12,8 @@
 // manifest says target cuda; no gpu op, mgpu call or generic allocation is
 // left.
 
-// CHECK-DAG: @__tp_gpu_image_f_kernel("{{.*}}.target sm_90{{.*}}.visible .entry f_kernel(\0A\09.param .f32 f_kernel_param_0,{{.*}}f_kernel_param_7\0A)
-// CHECK-DAG: @__tp_gpu_image_f_kernel_0("{{.*}}.target sm_90{{.*}}.visible .entry f_kernel(\0A{{.*}}f_kernel_param_18\0A)
+// CHECK: @__tp_gpu_image_tp_kernels("{{.*}}.target sm_90{{.*}}.visible .entry f_kernel(\0A\09.param .f32 f_kernel_param_0,{{.*}}f_kernel_param_7\0A){{.*}}.visible .entry f_kernel_0(\0A{{.*}}f_kernel_0_param_18\0A)
+// CHECK-NOT: @__tp_gpu_image_
 // CHECK-NOT: gpu.
 // CHECK: llvm.func internal @f(%[[CTX:[a-z0-9]+]]: !llvm.ptr,
 // CHECK: getelementptr inbounds %{{.*}}[72]
