@@ -173,6 +173,22 @@ class Program:
                 converted.append(torch.from_numpy(out) if torch_in else out)
         return converted[0] if len(converted) == 1 else tuple(converted)
 
+    def benchmark(self, *inputs, repeat=20, warmup=3):
+        """Times the program as a loop runs it: the parameters and these
+        inputs placed on the devices once, `warmup` runs, then `repeat` runs
+        on the placed arrays, each timed on the host from the call to its
+        return (the results stay on the devices; a GPU run returns once its
+        stream has run). Returns a dict: best_ms, median_ms, mean_ms, runs,
+        place_ms (the placement), devices."""
+        keys = []
+        arrays = self._bind(inputs, keys)
+        placed, times = self._loaded.benchmark(arrays, keys, repeat, warmup,
+                                               backend=getattr(self, "comm", "local"))
+        times.sort()
+        return {"best_ms": times[0] * 1e3, "median_ms": times[len(times) // 2] * 1e3,
+                "mean_ms": sum(times) / len(times) * 1e3, "runs": len(times),
+                "place_ms": placed * 1e3, "devices": self._loaded.num_devices}
+
     def report(self):
         """The plan report (`tp-opt --tp-spmd --tp-report=format=json`) as a dict."""
         path = os.path.join(self.workdir, "report.json")

@@ -230,14 +230,6 @@ tprt_status shardsOnHost(tprt_session *session, const tprt_array_s *array,
   });
 }
 
-uint64_t fnv1a(const void *data, size_t bytes) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  const unsigned char *p = static_cast<const unsigned char *>(data);
-  for (size_t i = 0; i < bytes; ++i)
-    h = (h ^ p[i]) * 0x100000001b3ull;
-  return h;
-}
-
 } // namespace
 
 std::string tprt::describeMismatch(const tprt_tensor_info &info,
@@ -406,20 +398,13 @@ tprt_status tprt_array_fetch(const tprt_array *array, void *global) {
     }
     // Replicas must agree: a device whose copy differs from its replica
     // leader's is a program that broke its sharding.
-    for (int64_t r = 0; r < numRanks; ++r) {
-      int64_t leader = tprt_replica_leader(&session->mesh, &info.sharding, r);
-      if (leader == r)
-        continue;
-      uint64_t mineSum = fnv1a(shards[r], array->shardBytes);
-      uint64_t theirs = fnv1a(shards[leader], array->shardBytes);
-      if (mineSum != theirs)
-        return error(TPRT_MISMATCH, "tprt_array_fetch: array #", array->id,
-                     " (", describe(info), " sharded ",
-                     describeSharding(info.sharding), "): device ", r,
-                     "'s copy differs from that of device ", leader,
-                     ", a replica of the same shard (checksums ", std::hex,
-                     mineSum, " and ", theirs, ")");
-    }
+    std::string what = "tprt_array_fetch: array #" + std::to_string(array->id) +
+                       " (" + describe(info) + " sharded " +
+                       describeSharding(info.sharding) + ")";
+    if (tprt_status status =
+            tprt_check_replicas(&session->mesh, &info.sharding, info.dtype,
+                                shards.data(), array->shardBytes, what.c_str()))
+      return status;
     return tprt_gather_shards(&session->mesh, &info.sharding, info.shape,
                               info.dtype, shards.data(), global);
   } catch (const std::exception &e) {

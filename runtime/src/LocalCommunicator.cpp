@@ -31,6 +31,7 @@
 
 #include "CollectiveCall.h"
 #include "Internal.h"
+#include "RankThreads.h"
 
 #include <atomic>
 #include <condition_variable>
@@ -57,7 +58,9 @@ struct Rendezvous {
   std::mutex mutex;
   std::condition_variable cv;
   int64_t arrived = 0;
-  uint64_t generation = 0;
+  /// Bumped under `mutex` when the last member arrives; read without it by
+  /// a member that spins before it sleeps.
+  std::atomic<uint64_t> generation{0};
   std::vector<Slot> slots;
 };
 
@@ -151,6 +154,19 @@ struct LocalWorld final : tprt_world_s {
       rv.cv.notify_all();
       return nullptr;
     }
+    // The group usually completes within microseconds: watched for a while
+    // (spinUntil, RankThreads.h), it needs no system call to wake this
+    // member. At a first barrier the world's abort ends the watch too.
+    lock.unlock();
+    spinUntil([&] {
+      return rv.generation.load(std::memory_order_acquire) != generation ||
+             (first && aborted.load());
+    });
+    lock.lock();
+    // Completed while this member was not looking: it never waited (and
+    // never entered the table of waiting members).
+    if (rv.generation != generation)
+      return nullptr;
     if (!first) {
       rv.cv.wait(lock, [&] { return rv.generation != generation; });
       return nullptr;

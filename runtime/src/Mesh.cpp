@@ -249,6 +249,34 @@ int32_t tprt_shard_contiguous(const tprt_mesh *mesh,
   return 1;
 }
 
+tprt_status tprt_check_replicas(const tprt_mesh *mesh,
+                                const tprt_sharding *sharding, tprt_dtype dtype,
+                                const void *const *shards, size_t bytes,
+                                const char *what) {
+  if (!mesh || !sharding || !shards)
+    return error(TPRT_INVALID_ARGUMENT,
+                 "tprt_check_replicas: mesh, sharding or shards is null");
+  size_t elem = std::max<size_t>(tprt_dtype_size(dtype), 1);
+  int64_t devices = tprt_mesh_num_devices(mesh);
+  for (int64_t d = 0; d < devices; ++d) {
+    int64_t leader = tprt_replica_leader(mesh, sharding, d);
+    if (leader == d || bytes == 0 ||
+        std::memcmp(shards[d], shards[leader], bytes) == 0)
+      continue;
+    const char *mine = static_cast<const char *>(shards[d]);
+    const char *theirs = static_cast<const char *>(shards[leader]);
+    size_t at = 0;
+    while (at < bytes && mine[at] == theirs[at])
+      ++at;
+    return error(TPRT_MISMATCH, what ? what : "tensor", ": devices ", leader,
+                 " and ", d,
+                 " hold the same shard (replicas) but their copies differ, "
+                 "first at element ",
+                 at / elem, " of the shard: the program broke its sharding");
+  }
+  return nullptr;
+}
+
 tprt_status tprt_gather_shards(const tprt_mesh *mesh,
                                const tprt_sharding *sharding,
                                const int64_t *global_shape, tprt_dtype dtype,

@@ -13,6 +13,7 @@
 
 #include "RankThreads.h"
 
+#include <atomic>
 #include <condition_variable>
 #include <mutex>
 #include <pthread.h>
@@ -24,9 +25,10 @@ using namespace tprt;
 struct RankThreads::Shared {
   std::mutex mutex;
   std::condition_variable wake;
-  /// Bumped by each dispatch; a thread runs the work once per generation.
-  uint64_t generation = 0;
-  bool stopping = false;
+  /// Bumped by each dispatch (under `mutex`, read without it while a thread
+  /// spins); a thread runs the work once per generation.
+  std::atomic<uint64_t> generation{0};
+  std::atomic<bool> stopping{false};
   Work work = nullptr;
   std::shared_ptr<void> arg;
 };
@@ -60,6 +62,12 @@ tprt_status RankThreads::start(int64_t numRanks, const std::vector<int> &cores,
         for (;;) {
           Work work;
           std::shared_ptr<void> arg;
+          // A loop of runs dispatches again within microseconds: a thread
+          // that watches for it a while is woken without a system call.
+          spinUntil([&] {
+            return shared->stopping.load(std::memory_order_acquire) ||
+                   shared->generation.load(std::memory_order_acquire) != seen;
+          });
           {
             std::unique_lock<std::mutex> lock(shared->mutex);
             shared->wake.wait(lock, [&] {
@@ -108,8 +116,9 @@ void RankThreads::dispatch(Work work, std::shared_ptr<void> arg) {
     std::lock_guard<std::mutex> lock(shared->mutex);
     shared->work = work;
     shared->arg = std::move(arg);
-    ++shared->generation;
+    shared->generation.fetch_add(1, std::memory_order_release);
   }
+  // A system call only for threads that stopped spinning and sleep.
   shared->wake.notify_all();
 }
 

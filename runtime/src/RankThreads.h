@@ -19,10 +19,28 @@
 
 #include "Internal.h"
 
+#include <chrono>
 #include <memory>
 #include <thread>
 
 namespace tprt {
+
+/// Waits until `ready()` for at most kSpinMicros, yielding the core between
+/// looks (ranks may outnumber the cores), and says whether it became true:
+/// how a thread that is about to sleep on a condition variable catches an
+/// event that comes within microseconds without two system calls.
+constexpr int kSpinMicros = 50;
+template <typename Ready> bool spinUntil(Ready ready) {
+  auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::microseconds(kSpinMicros);
+  for (int i = 0;; ++i) {
+    if (ready())
+      return true;
+    if ((i & 15) == 15 && std::chrono::steady_clock::now() > deadline)
+      return false;
+    std::this_thread::yield();
+  }
+}
 
 class RankThreads {
 public:

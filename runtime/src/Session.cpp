@@ -49,6 +49,7 @@
 #include "RankContext.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cblas.h>
 #include <cmath>
 #include <condition_variable>
@@ -220,7 +221,8 @@ struct RunState {
   std::mutex mutex;
   std::condition_variable cv;
   std::vector<bool> done;
-  int64_t finished = 0;
+  /// Updated under `mutex`; read without it while the caller spins.
+  std::atomic<int64_t> finished{0};
 };
 
 /// One rank's run on its thread: its context, its buffers (on a GPU world
@@ -506,6 +508,9 @@ tprt_status tprt::createSession(const tprt_mesh *mesh,
   created->deviceTiming =
       optionField(options, &tprt_session_options::device_timing, int32_t{0}) !=
       0;
+  created->skipReplicaCheck =
+      optionField(options, &tprt_session_options::skip_replica_check,
+                  int32_t{0}) != 0;
   // The world lives as long as the session (an unknown backend fails here).
   try {
     if (tprt_status status = makeSessionWorld(created.get(), created->world))
@@ -657,13 +662,35 @@ tprt_status takeRootCause(std::vector<tprt_status> &statuses,
   return failure;
 }
 
-/// After a successful run: every result gathered from the ranks' shards, and
-/// each rank's own copies kept for tprt_session_local_result.
+/// After a successful run: the replicas of every result compared (unless
+/// the session skips it), then every result gathered from the ranks' shards,
+/// and each rank's own copies kept for tprt_session_local_result.
 tprt_status gatherResults(tprt_session *session, const Function &f,
                           std::vector<std::vector<Bytes>> &buffers,
                           int32_t num_inputs, tprt_host_tensor *outputs,
                           int32_t num_outputs) {
   int64_t numRanks = static_cast<int64_t>(buffers.size());
+  for (int32_t i = 0; i < num_outputs && !session->skipReplicaCheck; ++i) {
+    std::vector<const void *> shards;
+    for (int64_t rank = 0; rank < numRanks; ++rank)
+      shards.push_back(buffers[rank][num_inputs + i].data());
+    const tprt_tensor_info &info = f.results[i];
+    std::string what =
+        "result #" + std::to_string(i) +
+        (f.resultNames[i].empty() ? std::string()
+                                  : " ('" + f.resultNames[i] + "')") +
+        " of '" + f.name + "'";
+    if (tprt_status status = tprt_check_replicas(
+            &f.mesh, &info.sharding, info.dtype, shards.data(),
+            buffers[0][num_inputs + i].size(), what.c_str())) {
+      tprt_status named =
+          error(TPRT_MISMATCH, tprt_status_message(status),
+                " (tprt_session_options.skip_replica_check gathers the first "
+                "replica without comparing)");
+      tprt_status_free(status);
+      return named;
+    }
+  }
   for (int32_t i = 0; i < num_outputs; ++i) {
     std::vector<const void *> shards;
     for (int64_t rank = 0; rank < numRanks; ++rank)
@@ -802,6 +829,11 @@ tprt_status runRankThreads(tprt_session *session, const tprt_program *program,
   // Everything a rank needs is allocated here: nothing in a rank's thread
   // can throw.
   threads.dispatch(rankWork, state);
+  // A short run ends within microseconds: watched for a while, it needs no
+  // system call to wake this thread.
+  spinUntil([&] {
+    return state->finished.load(std::memory_order_acquire) == numRanks;
+  });
 
   // A rank still computing `timeoutMs` after another finished is stuck (it
   // is in no collective, or that would have ended it).

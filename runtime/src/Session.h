@@ -95,6 +95,8 @@ struct tprt_session_s {
   std::string backend = "local";
   uint64_t partialSeed = 0;
   bool deviceTiming = false;
+  /// tprt_session_options.skip_replica_check.
+  bool skipReplicaCheck = false;
   /// Made the world; null: tprt_world_create with `backend`. Declared before
   /// `world`, which it may outlive only (an MPI communicator it holds).
   tprt::WorldMaker makeWorld;

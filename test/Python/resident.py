@@ -64,3 +64,14 @@ call("after prog.place()")
 # CHECK-NEXT: fc2.bias given a new tensor: placed 2, matches eager
 # CHECK-NEXT: nothing changed: placed 1, matches eager
 # CHECK-NEXT: after prog.place(): placed 5, matches eager
+
+# benchmark(): the parameters stay placed (they have not changed), the input is
+# placed once for the whole loop, and every timed run is on the placed arrays.
+before = loaded.placements
+figures = prog.benchmark(x, repeat=5, warmup=2)
+print("benchmark: placed %d, %d runs on %d devices, best <= median: %s" % (
+    loaded.placements - before, figures["runs"], figures["devices"],
+    0 < figures["best_ms"] <= figures["median_ms"]))
+call("after benchmark")
+# CHECK-NEXT: benchmark: placed 1, 5 runs on 4 devices, best <= median: True
+# CHECK-NEXT: after benchmark: placed 1, matches eager

@@ -698,6 +698,8 @@ RunResult run(const Options &o, const std::string &comm,
   options.backend = comm.c_str();
   options.partial_seed = partialSeed;
   options.device_timing = o.profile && o.cuda;
+  // --verify compares every replica itself, element by element.
+  options.skip_replica_check = o.verify;
   if (tprt_status s = tprt_session_create(mesh, &options, &r.session))
     failStatus("cannot create a session", s);
   std::vector<tprt_host_tensor> in, out;

@@ -192,6 +192,16 @@ TPRT_API int32_t tprt_shard_contiguous(const tprt_mesh *mesh,
                                        const tprt_sharding *sharding,
                                        const int64_t *global_shape,
                                        int64_t device, int64_t *element_offset);
+/* TPRT_OK when every device's shard (`shards[d]`, `bytes` each) of a tensor
+ * sharded as `sharding` equals, byte for byte, that of its replica leader
+ * (tprt_replica_leader); else TPRT_MISMATCH naming the first such device,
+ * its leader and the first element (of `dtype`) where they differ, after
+ * `what` ("result #0"). */
+TPRT_API tprt_status tprt_check_replicas(const tprt_mesh *mesh,
+                                         const tprt_sharding *sharding,
+                                         tprt_dtype dtype,
+                                         const void *const *shards,
+                                         size_t bytes, const char *what);
 /* Rebuilds a global tensor from every device's shard (`shards[d]` for device
  * d, each of shard shape): blocks are placed by the split axes, replicas are
  * read once, pending sums are added up. */
@@ -601,12 +611,19 @@ typedef struct tprt_session_options {
    * device copy of a run with CUDA events on the rank's stream
    * (tprt_session_device_profile). Each timed op costs two event records. */
   int32_t device_timing;
+  /* Nonzero: gather a replicated result from its first replica without
+   * comparing the others with it (tp-run --verify compares them element by
+   * element itself). By default tprt_session_run fails with TPRT_MISMATCH,
+   * naming two devices and the first element where they differ, when a
+   * device's copy of a replicated shard is not its first replica's, byte for
+   * byte: a program that broke its sharding is not gathered silently. */
+  int32_t skip_replica_check;
 } tprt_session_options;
 
 /* Defaults: the default timeout, the "local" backend, pending sums on the
- * first member, no device timing. */
+ * first member, no device timing, replicas checked. */
 #define TPRT_SESSION_OPTIONS_INIT                                              \
-  { (uint32_t)sizeof(tprt_session_options), 0, NULL, 0, 0 }
+  { (uint32_t)sizeof(tprt_session_options), 0, NULL, 0, 0, 0 }
 
 /* `options` may be NULL. A rank thread the system refuses (a limit on a
  * process's or user's threads) is TPRT_UNAVAILABLE naming the rank; nothing
