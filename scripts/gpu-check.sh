@@ -121,10 +121,11 @@ run() {
     failures=$((failures + 1))
   fi
   rm -f "$bundle/bad-arch.so"
-  echo "== device time by kind of op (CUDA events): GPT-2-small block on 1 rank"
-  for name in gpt2-tp1 gpt2-bf16-tp1; do
-    "$tprun" "$models/$name.so" --backend cuda --random-inputs --repeat 3 \
-      --profile 2>&1 | sed -n '/^device time/,$p' | sed "s/^/$name: /"
+  echo "== steady state (arguments placed once, warm-up, 20 runs) and device time by kind of op"
+  echo "   (CUDA events; 'the run': device time of the last run and the host's overhead beside it)"
+  for name in gpt2-tp1 gpt2-bf16-tp1 gpt2-tp4; do
+    "$tprun" "$models/$name.so" --backend cuda --random-inputs --repeat 20 \
+      --profile 2>&1 | sed -n '/^best of/p;/^device time/,$p' | sed "s/^/$name: /"
   done
   echo "== Llama-7B-sized layer, bf16: time and profile"
   for n in 1 4; do

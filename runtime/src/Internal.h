@@ -197,6 +197,8 @@ struct DeviceRanks {
   /// Times the rank's next ops on the device (tprt_device_profile) until
   /// takeTiming, which is called after synchronize.
   virtual tprt_status startTiming(int64_t rank) = 0;
+  /// The run's last op is enqueued: the whole run's span ends here.
+  virtual void endRun(int64_t rank) = 0;
   virtual tprt_status takeTiming(int64_t rank,
                                  tprt_device_profile *profile) = 0;
 };

@@ -302,6 +302,8 @@ tprt_status runRank(RunState &s, EntryFn entry, int64_t rank) {
     }
   Clock::time_point start = Clock::now();
   entry(ctx, pointers.data());
+  if (device && s.deviceTiming)
+    device->endRun(rank);
   status = tprt_rank_context_take_status(ctx);
   if (device) {
     // The results back to the host (unless they stay on the device as

@@ -787,10 +787,15 @@ typedef struct tprt_device_profile {
   double collective_seconds[TPRT_NUM_COLLECTIVE_KINDS];
   int64_t copies;
   double copy_seconds;
+  /* The whole run on the device: from before its first op to after its last
+   * (the rank's stream busy, or waiting for its peers), the figure to set
+   * against PyTorch's CUDA-event time of the same step; the host's overhead
+   * per run is the run's wall time less this. */
+  double run_seconds;
 } tprt_device_profile;
 
 #define TPRT_DEVICE_PROFILE_INIT                                               \
-  { (uint32_t)sizeof(tprt_device_profile), 0, 0, 0, 0, {0}, {0}, 0, 0 }
+  { (uint32_t)sizeof(tprt_device_profile), 0, 0, 0, 0, {0}, {0}, 0, 0, 0 }
 
 /* TPRT_INVALID_ARGUMENT unless the session's last run was on a GPU world with
  * device_timing. */

@@ -157,6 +157,12 @@ void CudaRank::startTiming() {
   timing = true;
   tprt_status_free(timingError);
   timingError = nullptr;
+  runSpan = begin(Run);
+}
+
+void CudaRank::endRun() {
+  end(runSpan);
+  runSpan = Span();
 }
 
 tprt_status CudaRank::takeTiming(tprt_device_profile *profile) {
@@ -182,6 +188,9 @@ tprt_status CudaRank::takeTiming(tprt_device_profile *profile) {
     case Copy:
       profile->copies += 1;
       profile->copy_seconds += seconds;
+      break;
+    case Run:
+      profile->run_seconds += seconds;
       break;
     default:
       profile->collective_calls[t.kind] += 1;

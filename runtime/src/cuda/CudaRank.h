@@ -72,6 +72,8 @@ struct CudaRank {
     Kernel = TPRT_NUM_COLLECTIVE_KINDS,
     Gemm,
     Copy,
+    /// The whole run: from before its first op to after its last.
+    Run,
   };
   struct Span {
     int kind = -1; // -1: not timed
@@ -80,7 +82,10 @@ struct CudaRank {
   Span begin(int kind);
   void end(const Span &span);
   void startTiming();
+  /// Ends the whole run's span (after the program's last op is enqueued).
+  void endRun();
   tprt_status takeTiming(tprt_device_profile *profile);
+  Span runSpan;
   bool timing = false;
   struct Timed {
     int kind;
@@ -131,6 +136,7 @@ public:
                          size_t bytes) override;
   tprt_status synchronize(int64_t rank) override;
   tprt_status startTiming(int64_t rank) override;
+  void endRun(int64_t rank) override { gpu(rank).endRun(); }
   tprt_status takeTiming(int64_t rank, tprt_device_profile *profile) override;
   const tprt_rt_table *table() const override { return cudaFunctions(); }
   void *rankState(int64_t rank) override { return &gpu(rank); }
