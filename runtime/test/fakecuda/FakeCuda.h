@@ -33,6 +33,9 @@
 
 /// Adds `n` to counter `name`.
 FAKE_CUDA_API void tprtFakeCount(const char *name, long long n);
+/// Counter `name` so far (0 if never counted): how a test in the same
+/// process reads the census between calls.
+FAKE_CUDA_API long long tprtFakeCounter(const char *name);
 /// Whether [ptr, ptr + bytes) lies inside one live device allocation.
 FAKE_CUDA_API int tprtFakeIsDevice(uintptr_t ptr, size_t bytes);
 

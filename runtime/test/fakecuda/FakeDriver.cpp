@@ -158,6 +158,12 @@ FAKE_CUDA_API void tprtFakeCount(const char *name, long long n) {
   count(name, n);
 }
 
+FAKE_CUDA_API long long tprtFakeCounter(const char *name) {
+  std::lock_guard<std::mutex> lock(census().mutex);
+  auto it = census().counts.find(name);
+  return it == census().counts.end() ? 0 : it->second;
+}
+
 FAKE_CUDA_API int tprtFakeIsDevice(uintptr_t ptr, size_t bytes) {
   std::lock_guard<std::mutex> lock(census().mutex);
   auto &live = census().allocations;

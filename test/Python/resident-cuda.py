@@ -1,0 +1,65 @@
+# RUN: env LD_LIBRARY_PATH=%tp_obj_root/fakecuda %PYTHON %s | FileCheck %s
+# REQUIRES: torch, fake-cuda, tp-run-cuda
+#
+# On GPU ranks a Program's parameters stay in device memory between calls:
+# counted with the fake CUDA driver (runtime/test/fakecuda/, first on
+# LD_LIBRARY_PATH: nothing is computed, every upload is counted), the first call
+# uploads every parameter and the input, later calls the input alone, and a
+# parameter updated in place is uploaded again at the next call, alone with the
+# input. No kernel module is loaded after the first call.
+import ctypes
+
+import torch
+import torch.nn as nn
+
+import tp_mlir
+from tp_mlir import ColwiseParallel, Mesh, RowwiseParallel
+
+fake = ctypes.CDLL("libcuda.so.1")  # the library libtprt opened: the fake
+fake.tprtFakeCounter.restype = ctypes.c_longlong
+fake.tprtFakeCounter.argtypes = [ctypes.c_char_p]
+
+
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(32, 128)
+        self.fc2 = nn.Linear(128, 32)
+
+    def forward(self, x):
+        return self.fc2(torch.relu(self.fc1(x)))
+
+
+torch.manual_seed(0)
+net = MLP().eval()
+x = torch.randn(8, 32)
+prog = tp_mlir.compile(net, (x,), mesh=Mesh({"tp": 4}), backend="cuda",
+                       plan={"fc1": ColwiseParallel(), "fc2": RowwiseParallel()})
+params = sum(p.numel() * 4 for p in net.parameters())
+print("parameters: %d bytes, input: %d bytes" % (params, x.numel() * 4))
+
+
+def call(what):
+    before = {k: fake.tprtFakeCounter(k.encode())
+              for k in ("bytes.htod", "cuModuleLoadData", "error.cuMemcpyHtoDAsync")}
+    prog(x)
+    after = {k: fake.tprtFakeCounter(k.encode()) - v for k, v in before.items()}
+    print("%s: %d bytes uploaded, %d module loads, %d errors" % (
+        what, after["bytes.htod"], after["cuModuleLoadData"], after["error.cuMemcpyHtoDAsync"]))
+
+
+call("first call")
+call("second call")
+call("third call")
+with torch.no_grad():
+    net.fc2.weight.mul_(2.0)
+call("fc2.weight updated in place")
+# CHECK: parameters: 33408 bytes, input: 1024 bytes
+# Each of the 4 ranks gets the input (replicated, 1024 bytes each), its quarter
+# of fc1's weight and bias and of fc2's weight, and fc2's bias (replicated):
+# 4096 + 16896 + 16384 + 4 x 128 bytes. Each rank loads the program's module and
+# the `device` communicator's own.
+# CHECK-NEXT: first call: 37888 bytes uploaded, 8 module loads, 0 errors
+# CHECK-NEXT: second call: 4096 bytes uploaded, 0 module loads, 0 errors
+# CHECK-NEXT: third call: 4096 bytes uploaded, 0 module loads, 0 errors
+# CHECK-NEXT: fc2.weight updated in place: 20480 bytes uploaded, 0 module loads, 0 errors
