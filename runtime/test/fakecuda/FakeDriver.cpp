@@ -6,7 +6,9 @@
 //
 // The driver entry points libtprt uses (cuda/CudaLibraries.h), on host
 // memory; see FakeCuda.h. TPRT_FAKE_CUDA_DEVICES sets how many GPUs it
-// shows (8 by default).
+// shows (8 by default), TPRT_FAKE_CUDA_MEMORY how many bytes each holds
+// (an allocation past it is CUDA_ERROR_OUT_OF_MEMORY; no limit by default).
+// The counter `bytes.live` is what is allocated and not yet freed.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,8 +32,10 @@ namespace {
 struct Census {
   std::mutex mutex;
   std::map<std::string, long long> counts;
-  /// Live device allocations: start -> bytes.
+  /// Live device allocations: start -> bytes, and their device.
   std::map<uintptr_t, size_t> allocations;
+  std::map<uintptr_t, CUdevice> owners;
+  std::map<CUdevice, size_t> liveBytes;
   std::set<const void *> contexts, streams, events, modules;
   /// Each function handle and the module it came from.
   std::map<const void *, const void *> functions;
@@ -125,12 +129,24 @@ CUresult allocate(const char *call, CUdeviceptr *dptr, size_t bytes) {
     return fail(call, CUDA_ERROR_INVALID_CONTEXT);
   if (!dptr)
     return fail(call, CUDA_ERROR_INVALID_VALUE);
+  CUdevice device = reinterpret_cast<const Context *>(current)->device;
+  if (const char *limit = std::getenv("TPRT_FAKE_CUDA_MEMORY")) {
+    std::lock_guard<std::mutex> lock(census().mutex);
+    if (census().liveBytes[device] + bytes >
+        static_cast<size_t>(std::strtoull(limit, nullptr, 10))) {
+      census().counts[std::string("error.") + call] += 1;
+      return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+  }
   // Never 0 bytes: every allocation has an address of its own.
   void *memory = std::calloc(1, bytes ? bytes : 1);
   if (!memory)
     return fail(call, CUDA_ERROR_OUT_OF_MEMORY);
   std::lock_guard<std::mutex> lock(census().mutex);
   census().allocations[reinterpret_cast<uintptr_t>(memory)] = bytes;
+  census().owners[reinterpret_cast<uintptr_t>(memory)] = device;
+  census().liveBytes[device] += bytes;
+  census().counts["bytes.live"] += static_cast<long long>(bytes);
   census().counts[call] += 1;
   census().counts["bytes.allocated"] += static_cast<long long>(bytes);
   *dptr = reinterpret_cast<CUdeviceptr>(memory);
@@ -144,7 +160,15 @@ CUresult release(const char *call, CUdeviceptr ptr) {
   bool known = false;
   {
     std::lock_guard<std::mutex> lock(census().mutex);
-    known = census().allocations.erase(static_cast<uintptr_t>(ptr)) != 0;
+    auto it = census().allocations.find(static_cast<uintptr_t>(ptr));
+    known = it != census().allocations.end();
+    if (known) {
+      CUdevice device = census().owners[it->first];
+      census().liveBytes[device] -= it->second;
+      census().counts["bytes.live"] -= static_cast<long long>(it->second);
+      census().owners.erase(it->first);
+      census().allocations.erase(it);
+    }
   }
   if (!known)
     return fail(call, CUDA_ERROR_INVALID_VALUE);

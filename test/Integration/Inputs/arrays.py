@@ -172,6 +172,13 @@ def main():
 
     # Misuse.
     refused(run_arrays(session, [placed[1]] + placed[1:])[0])
+    resharded = TensorInfo()
+    ctypes.pointer(resharded)[0] = args[0].contents
+    resharded.sharding.dims[1].count = 1
+    resharded.sharding.dims[1].axes[0] = 0
+    split_x = place(session, ctypes.pointer(resharded), inputs[0])
+    refused(run_arrays(session, [split_x] + placed[1:])[0])
+    rt.tprt_array_free(split_x)
     refused(run_arrays(session, placed[:-1])[0])
     refused(run_arrays(session, placed, len(results) + 1)[0])
     other = new_session()
