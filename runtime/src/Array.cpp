@@ -82,6 +82,10 @@ tprt_status sessionOf(const tprt_array_s *array, const char *what,
   if (!array->link->session)
     return error(TPRT_INVALID_ARGUMENT, what, ": array #", array->id,
                  " was freed with its session");
+  if (!array->donatedTo.empty())
+    return error(TPRT_INVALID_ARGUMENT, what, ": array #", array->id,
+                 " was donated to ", array->donatedTo,
+                 " and holds nothing now");
   *session = array->link->session;
   return nullptr;
 }
@@ -261,6 +265,10 @@ tprt_status tprt::checkArray(const tprt_session *session,
     return error(TPRT_INVALID_ARGUMENT, what, ": array #", array->id,
                  array->link->session ? " belongs to another session"
                                       : " was freed with its session");
+  if (!array->donatedTo.empty())
+    return error(TPRT_INVALID_ARGUMENT, what, ": array #", array->id,
+                 " was donated to ", array->donatedTo,
+                 " and holds nothing now");
   return nullptr;
 }
 

@@ -14,6 +14,8 @@
 //   mesh <name> <rank> <axis> <size> ...       (or `mesh - 0`: one device)
 //   arg <i> <dtype> <rank> <sizes...> s=<d0>/<d1>/...|<partial> [<name>]
 //   result <i> ...
+//   donate <result> <arg>     (optional: the result is written in the
+//                             argument's buffer, the one input it writes)
 //   end
 //
 // Names are double-quoted strings with backslash escapes (\" \\ \xHH), so
@@ -381,6 +383,35 @@ tprt_status tprt::parseManifest(const std::string &text,
       list.push_back(info);
       continue;
     }
+    if (word == "donate") {
+      // donate <result> <arg>: the result is written in the argument's
+      // buffer (after every result line).
+      int64_t result = -1, arg = -1;
+      if (static_cast<int>(current->results.size()) != current->numResults)
+        return bad("expected 'donate' after every result");
+      if (!words.integer(result, 0, current->numResults - 1) ||
+          !words.integer(arg, 0, current->numArgs - 1) || !words.atEnd())
+        return bad("expected 'donate <result> <argument>' of function '" +
+                   current->name + "'");
+      current->donatedFrom.resize(static_cast<size_t>(current->numResults), -1);
+      const tprt_tensor_info &a = current->args[arg],
+                             &r = current->results[result];
+      bool same =
+          a.dtype == r.dtype && a.rank == r.rank &&
+          std::memcmp(a.shape, r.shape, sizeof(a.shape)) == 0 &&
+          std::memcmp(&a.sharding, &r.sharding, sizeof(a.sharding)) == 0;
+      if (!same)
+        return bad("argument #" + std::to_string(arg) +
+                   " is donated to result #" + std::to_string(result) +
+                   ", which has another type or sharding");
+      if (current->donatedFrom[result] >= 0 ||
+          std::count(current->donatedFrom.begin(), current->donatedFrom.end(),
+                     arg))
+        return bad("result #" + std::to_string(result) + " or argument #" +
+                   std::to_string(arg) + " is named by two 'donate' lines");
+      current->donatedFrom[result] = static_cast<int32_t>(arg);
+      continue;
+    }
     if (word == "end") {
       if (!words.atEnd())
         return bad("expected nothing after 'end'");
@@ -588,6 +619,17 @@ const tprt_tensor_info *tprt_program_arg(const tprt_program *program,
 const tprt_tensor_info *tprt_program_result(const tprt_program *program,
                                             int32_t function, int32_t result) {
   return &program->functions[function].results[result];
+}
+
+int32_t tprt_program_donor(const tprt_program *program, int32_t function,
+                           int32_t result) {
+  if (!program || function < 0 ||
+      function >= static_cast<int32_t>(program->functions.size()))
+    return -1;
+  const tprt::Function &f = program->functions[function];
+  if (result < 0 || result >= f.numResults)
+    return -1;
+  return f.donor(result);
 }
 
 } // extern "C"

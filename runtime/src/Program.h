@@ -28,6 +28,19 @@ struct Function {
   /// Each argument's and result's name ("" if it has none); the infos'
   /// `name` points into these once the whole manifest is read.
   std::vector<std::string> argNames, resultNames;
+  /// The argument each result is written in (`donate` lines: the program
+  /// writes it in that argument's buffer, and the entry point takes no
+  /// buffer for it), or -1; empty when none is.
+  std::vector<int32_t> donatedFrom;
+  /// The argument donated to result `i`, or -1.
+  int32_t donor(int32_t i) const {
+    return donatedFrom.empty() ? -1 : donatedFrom[static_cast<size_t>(i)];
+  }
+  /// The argument `arg` is donated to a result.
+  bool donated(int32_t arg) const {
+    return std::find(donatedFrom.begin(), donatedFrom.end(), arg) !=
+           donatedFrom.end();
+  }
   EntryFn entry = nullptr;
 };
 

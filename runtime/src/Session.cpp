@@ -248,9 +248,18 @@ tprt_status runRank(RunState &s, EntryFn entry, int64_t rank) {
   // The run's own figures: the world's communicators live across runs.
   tprt_communicator_reset_stats(comm);
   std::vector<void *> pointers = s.pointers[rank];
+  const Function &fn = *s.function;
+  // A result written in a donated argument's buffer (its donor) has none of
+  // its own: on the host the caller set its pointer to the argument's own
+  // copy, on a device it is the argument's device buffer.
+  auto donor = [&](size_t i) {
+    return i < s.numInputs ? -1
+                           : fn.donor(static_cast<int32_t>(i - s.numInputs));
+  };
   if (s.zeroResults)
     for (size_t i = s.numInputs; i < pointers.size(); ++i)
-      std::memset(pointers[i], 0, s.sizes[rank][i]);
+      if (donor(i) < 0)
+        std::memset(pointers[i], 0, s.sizes[rank][i]);
   // Arrays (tprt_session_run_arrays) are already in the rank's memory.
   auto resident = [&](size_t i) {
     return !s.resident.empty() && s.resident[rank][i];
@@ -258,7 +267,7 @@ tprt_status runRank(RunState &s, EntryFn entry, int64_t rank) {
   auto releaseAll = [&] {
     if (device)
       for (size_t i = 0; i < pointers.size(); ++i)
-        if (pointers[i] && !resident(i))
+        if (pointers[i] && !resident(i) && donor(i) < 0)
           device->release(rank, pointers[i]);
   };
   if (device) {
@@ -268,6 +277,10 @@ tprt_status runRank(RunState &s, EntryFn entry, int64_t rank) {
     // Every buffer, results included (zeros), goes to the device, but for
     // arrays already there; results that stay are zeroed there.
     for (size_t i = 0; i < pointers.size(); ++i) {
+      if (donor(i) >= 0) {
+        pointers[i] = pointers[static_cast<size_t>(donor(i))];
+        continue;
+      }
       if (resident(i))
         continue;
       size_t bytes = s.sizes[rank][i];
@@ -300,8 +313,19 @@ tprt_status runRank(RunState &s, EntryFn entry, int64_t rank) {
       releaseAll();
       return timing;
     }
+  // The entry point takes the arguments' buffers, then those of the results
+  // that are not written in a donated argument's.
+  std::vector<void *> entryBuffers;
+  void **buffers = pointers.data();
+  if (!fn.donatedFrom.empty()) {
+    entryBuffers.assign(pointers.begin(), pointers.begin() + s.numInputs);
+    for (size_t i = s.numInputs; i < pointers.size(); ++i)
+      if (donor(i) < 0)
+        entryBuffers.push_back(pointers[i]);
+    buffers = entryBuffers.data();
+  }
   Clock::time_point start = Clock::now();
-  entry(ctx, pointers.data());
+  entry(ctx, buffers);
   if (device && s.deviceTiming)
     device->endRun(rank);
   status = tprt_rank_context_take_status(ctx);
@@ -593,7 +617,8 @@ tprt_status makeShards(const tprt_session *session, const Function &f,
       tprt_shard_shape(&f.mesh, &info.sharding, info.shape, local);
       size_t bytes = bytesOf(info, local);
       state.sizes[rank].push_back(bytes);
-      if (borrow && info.sharding.partial.count == 0 &&
+      // A donated argument is written: each rank has its own copy.
+      if (borrow && info.sharding.partial.count == 0 && !f.donated(i) &&
           tprt_shard_contiguous(&f.mesh, &info.sharding, info.shape, rank,
                                 &offset)) {
         buffers[rank].emplace_back();
@@ -618,8 +643,15 @@ tprt_status makeShards(const tprt_session *session, const Function &f,
       int64_t local[TPRT_MAX_TENSOR_RANK];
       tprt_shard_shape(&f.mesh, &info.sharding, info.shape, local);
       size_t bytes = bytesOf(info, local);
-      buffers[rank].emplace_back(bytes, 0);
       state.sizes[rank].push_back(bytes);
+      int32_t donor = f.donor(i);
+      if (donor >= 0 && !state.world->device()) {
+        // Written in the donated argument's copy, which gatherResults takes.
+        buffers[rank].emplace_back();
+        state.pointers[rank].push_back(state.pointers[rank][donor]);
+        continue;
+      }
+      buffers[rank].emplace_back(bytes, 0);
       state.pointers[rank].push_back(buffers[rank].back().data());
     }
   }
@@ -664,6 +696,22 @@ tprt_status takeRootCause(std::vector<tprt_status> &statuses,
   return failure;
 }
 
+/// A result written in a donated argument's copy (on the host) takes that
+/// copy as its buffer once the run is over.
+void takeDonatedBuffers(const Function &f,
+                        std::vector<std::vector<Bytes>> &buffers,
+                        int32_t num_inputs) {
+  for (int32_t i = 0; i < f.numResults; ++i) {
+    int32_t donor = f.donor(i);
+    if (donor < 0)
+      continue;
+    for (std::vector<Bytes> &rank : buffers)
+      if (static_cast<int32_t>(rank.size()) > num_inputs + i &&
+          rank[num_inputs + i].empty() && !rank[donor].empty())
+        rank[num_inputs + i] = std::move(rank[donor]);
+  }
+}
+
 /// After a successful run: the replicas of every result compared (unless
 /// the session skips it), then every result gathered from the ranks' shards,
 /// and each rank's own copies kept for tprt_session_local_result.
@@ -672,6 +720,7 @@ tprt_status gatherResults(tprt_session *session, const Function &f,
                           int32_t num_inputs, tprt_host_tensor *outputs,
                           int32_t num_outputs) {
   int64_t numRanks = static_cast<int64_t>(buffers.size());
+  takeDonatedBuffers(f, buffers, num_inputs);
   for (int32_t i = 0; i < num_outputs && !session->skipReplicaCheck; ++i) {
     std::vector<const void *> shards;
     for (int64_t rank = 0; rank < numRanks; ++rank)
@@ -764,6 +813,7 @@ tprt_status prepareRun(tprt_session *session, const tprt_program *program,
   state->keep = session->world;
   state->world = session->world->world;
   state->entry = f.entry;
+  state->function = &f;
   state->program = program->checksum;
   int64_t here = tprt_world_num_local_ranks(state->world);
   int blas = session->world->blasThreads;
@@ -1021,10 +1071,21 @@ tprt_status runDistributed(tprt_session *session, const tprt_program *program,
       const tprt_tensor_info &info = f.results[i];
       int64_t local[TPRT_MAX_TENSOR_RANK];
       tprt_shard_shape(&f.mesh, &info.sharding, info.shape, local);
-      buffers[me].emplace_back(bytesOf(info, local), 0);
+      // A result written in a donated argument's buffer (on the host) has
+      // none of its own until the run is over.
+      if (f.donor(i) >= 0 && !state->world->device())
+        buffers[me].emplace_back();
+      else
+        buffers[me].emplace_back(bytesOf(info, local), 0);
     }
-    for (Bytes &buffer : buffers[me]) {
-      state->pointers[me].push_back(buffer.data());
+    for (size_t i = 0; i < buffers[me].size(); ++i) {
+      int32_t donor = i < static_cast<size_t>(num_inputs)
+                          ? -1
+                          : f.donor(static_cast<int32_t>(i - num_inputs));
+      const Bytes &buffer = donor >= 0 && buffers[me][i].empty()
+                                ? buffers[me][donor]
+                                : buffers[me][i];
+      state->pointers[me].push_back(const_cast<char *>(buffer.data()));
       state->sizes[me].push_back(buffer.size());
     }
   }
@@ -1044,6 +1105,8 @@ tprt_status runDistributed(tprt_session *session, const tprt_program *program,
       tprt_status_free(status);
       return s;
     }
+    if (!status)
+      takeDonatedBuffers(f, buffers, num_inputs);
     if (!status)
       for (int32_t i = 0; i < num_outputs; ++i) {
         const Bytes &out = buffers[me][num_inputs + i];
@@ -1118,8 +1181,33 @@ tprt_status takeShards(const tprt_session *session, const Function &f,
       if (tprt_status status = take("result", rank, i, f.results[i],
                                     outputs[k * f.numResults + i]))
         return status;
+    // A donated input is written: the rank runs on a copy of the caller's
+    // shard (kept in `buffers`), and on the host the result is copied into
+    // the caller's result shard after the run (copyDonatedShards).
+    state.buffers[rank].resize(static_cast<size_t>(f.numArgs));
+    for (int32_t i = 0; i < f.numArgs; ++i) {
+      if (!f.donated(i))
+        continue;
+      const char *given = static_cast<const char *>(state.pointers[rank][i]);
+      state.buffers[rank][i].assign(given, given + state.sizes[rank][i]);
+      state.pointers[rank][i] = state.buffers[rank][i].data();
+    }
   }
   return nullptr;
+}
+
+/// After a successful run on the caller's shards: each result written in a
+/// donated input's copy (on the host) goes into the caller's result shard.
+void copyDonatedShards(const tprt_session *session, const Function &f,
+                       RunState &state) {
+  if (f.donatedFrom.empty() || state.world->device())
+    return;
+  for (int64_t rank : session->localRanks)
+    for (int32_t i = 0; i < f.numResults; ++i)
+      if (int32_t donor = f.donor(i); donor >= 0)
+        copyBytes(state.pointers[rank][f.numArgs + i],
+                  state.buffers[rank][donor].data(),
+                  state.sizes[rank][f.numArgs + i]);
 }
 
 tprt_status runOnProcesses(tprt_session *session, const tprt_program *program,
@@ -1140,12 +1228,17 @@ tprt_status runShards(tprt_session *session, const tprt_program *program,
   // The results are in the caller's shards; none are kept.
   session->localResults.clear();
   tprt_status bad = takeShards(session, f, inputs, outputs, *state);
+  tprt_status failure = nullptr;
   if (!state->world->processes()) {
     if (bad)
       return bad;
-    return runRankThreads(session, program, f, state);
+    failure = runRankThreads(session, program, f, state);
+  } else {
+    failure = runOnProcesses(session, program, function, state, bad);
   }
-  return runOnProcesses(session, program, function, state, bad);
+  if (!failure)
+    copyDonatedShards(session, f, *state);
+  return failure;
 }
 
 /// One rank a process, each process's buffers in `state` (or its refusal in
@@ -1227,6 +1320,13 @@ tprt_status runArrays(tprt_session *session, const tprt_program *program,
       return error(TPRT_INVALID_ARGUMENT, what, ": array #", inputs[i]->id, " ",
                    differs);
   }
+  // A donated array is written: no other input may be it.
+  for (int32_t i = 0; i < num_inputs; ++i)
+    for (int32_t j = 0; j < num_inputs && f.donated(i); ++j)
+      if (j != i && inputs[j] == inputs[i])
+        return error(TPRT_INVALID_ARGUMENT, "input #", i, ": array #",
+                     inputs[i]->id, " is donated, and is input #", j,
+                     " too; a donated array may be passed once");
   DeviceRanks *device = state->world->device();
   state->resident.assign(state->pointers.size(), {});
   state->kept.assign(state->pointers.size(), {});
@@ -1247,7 +1347,13 @@ tprt_status runArrays(tprt_session *session, const tprt_program *program,
       tprt_shard_shape(&f.mesh, &info.sharding, info.shape, local);
       size_t bytes = bytesOf(info, local);
       state->sizes[rank].push_back(bytes);
-      if (device) {
+      int32_t donor = f.donor(i);
+      if (donor >= 0) {
+        // Written in the donated array's memory, which becomes its own.
+        state->buffers[rank].emplace_back();
+        state->pointers[rank].push_back(inputs[donor]->shards[k]);
+        state->resident[rank].push_back(1);
+      } else if (device) {
         // Allocated and zeroed on the device by the rank.
         state->pointers[rank].push_back(nullptr);
         state->resident[rank].push_back(0);
@@ -1271,9 +1377,9 @@ tprt_status runArrays(tprt_session *session, const tprt_program *program,
     if (device && !session->abandoned)
       for (size_t k = 0; k < session->localRanks.size(); ++k) {
         int64_t rank = session->localRanks[k];
-        for (void *ptr : state->kept[rank])
-          if (ptr)
-            device->release(rank, ptr);
+        for (size_t i = 0; i < state->kept[rank].size(); ++i)
+          if (state->kept[rank][i] && f.donor(static_cast<int32_t>(i)) < 0)
+            device->release(rank, state->kept[rank][i]);
       }
     return failure;
   }
@@ -1283,6 +1389,18 @@ tprt_status runArrays(tprt_session *session, const tprt_program *program,
     tprt_shard_shape(&f.mesh, &f.results[i].sharding, f.results[i].shape,
                      local);
     array->shardBytes = bytesOf(f.results[i], local);
+    if (int32_t donor = f.donor(i); donor >= 0) {
+      // The donated array's memory is the result's now.
+      tprt_array_s *given = inputs[donor];
+      array->shards = std::move(given->shards);
+      array->host = std::move(given->host);
+      given->shards.clear();
+      given->host.clear();
+      given->donatedTo = "result #" + std::to_string(i) + " of '" + f.name +
+                         "' (array #" + std::to_string(array->id) + ")";
+      outputs[i] = array;
+      continue;
+    }
     for (size_t k = 0; k < session->localRanks.size(); ++k) {
       if (device) {
         array->shards.push_back(state->kept[session->localRanks[k]][i]);

@@ -148,6 +148,9 @@ struct tprt_array_s {
   std::vector<tprt::Bytes> host;
   /// Bytes of one shard (every rank's shard has the same shape).
   size_t shardBytes = 0;
+  /// Set when a run took its memory for a result (a donated argument): why
+  /// the handle holds nothing now.
+  std::string donatedTo;
 };
 
 #endif // TPRT_SRC_SESSION_H

@@ -41,8 +41,10 @@
 // made once): after the run on global inputs, the arguments are placed on
 // the devices once (tprt_array_place), a warm-up run goes first, and N runs
 // on the placed arrays are timed, as a user's loop would run; it prints the
-// best and median wall time, and checks the last run's results against the
-// first (under MPI, N runs on global inputs);
+// best and median wall time, and checks the warm-up run's results against
+// the first; a result written in a donated argument (tp.donate) is that
+// argument in the next run, as a training loop carries its state (under
+// MPI, N runs on global inputs);
 // --all-entries runs (and verifies) every function of the program.
 //
 // Exit codes: 0 ran (and passed), 1 verification failed, 2 bad input or a
@@ -766,11 +768,17 @@ RunResult run(const Options &o, const std::string &comm,
     args.push_back(a);
   }
   r.placeSeconds = since(start);
+  // A result written in a donated argument (tp.donate) is that argument in
+  // the next run, as a training or decode loop carries its state.
+  std::vector<int32_t> donors;
+  for (int32_t i = 0; i < numResults; ++i)
+    donors.push_back(tprt_program_donor(program, function, i));
   std::vector<double> times;
   for (int rep = -1; rep < repeat; ++rep) { // -1: the warm-up run
-    for (tprt_array *&a : results) {
-      tprt_array_free(a);
-      a = nullptr;
+    for (int32_t i = 0; i < numResults; ++i) {
+      if (donors[i] < 0)
+        tprt_array_free(results[i]);
+      results[i] = nullptr;
     }
     start = Clock::now();
     if (tprt_status s = tprt_session_run_arrays(
@@ -779,24 +787,33 @@ RunResult run(const Options &o, const std::string &comm,
       failStatus("the run on placed arrays failed", s);
     double seconds = since(start);
     r.lastSeconds = seconds;
-    if (rep < 0)
-      continue;
-    times.push_back(seconds);
-    keepBest(seconds);
+    if (rep < 0) {
+      // The warm-up run had the same inputs as the run on global ones: its
+      // results are the ones compared with it.
+      for (int32_t i = 0; i < numResults; ++i) {
+        Array a;
+        a.dtype = r.outputs[i].dtype;
+        a.shape = r.outputs[i].shape;
+        a.bytes.resize(r.outputs[i].bytes.size());
+        if (tprt_status s = tprt_array_fetch(results[i], a.bytes.data()))
+          failStatus("cannot fetch result #" + std::to_string(i), s);
+        r.arrayOutputs.push_back(std::move(a));
+      }
+    } else {
+      times.push_back(seconds);
+      keepBest(seconds);
+    }
+    for (int32_t i = 0; i < numResults; ++i)
+      if (donors[i] >= 0) {
+        tprt_array_free(args[donors[i]]); // donated: holds nothing now
+        args[donors[i]] = results[i];
+      }
   }
   std::sort(times.begin(), times.end());
   r.median = times[times.size() / 2];
-  for (int32_t i = 0; i < numResults; ++i) {
-    Array a;
-    a.dtype = r.outputs[i].dtype;
-    a.shape = r.outputs[i].shape;
-    a.bytes.resize(r.outputs[i].bytes.size());
-    if (tprt_status s = tprt_array_fetch(results[i], a.bytes.data()))
-      failStatus("cannot fetch result #" + std::to_string(i), s);
-    r.arrayOutputs.push_back(std::move(a));
-  }
-  for (tprt_array *a : results)
-    tprt_array_free(a);
+  for (int32_t i = 0; i < numResults; ++i)
+    if (donors[i] < 0)
+      tprt_array_free(results[i]);
   for (tprt_array *a : args)
     tprt_array_free(a);
   return r;

@@ -49,7 +49,11 @@ def RecordManifestPass : Pass<"tp-record-manifest", "::mlir::ModuleOp"> {
     runtime lets a rank read a contiguous shard (a whole tensor, or one split
     along its leading dimension) from the caller's memory instead of copying
     it: `tp-protect-inputs`, which the lowering pipelines run right before
-    bufferization, keeps that promise.
+    bufferization, keeps that promise. The one exception is an argument
+    donated to a result (`tp.donate`): a line `donate <result> <arg>` after
+    the results says so, the entry point then takes no buffer for that
+    result (the program writes it in the argument's, `tp-drop-donated-results`),
+    and the runtime gives the argument a buffer of its own.
 
     Names are quoted (`\"`, `\\` and `\xNN` escapes inside), so function,
     mesh and axis names may hold spaces; `abi` is the runtime ABI the code
@@ -81,6 +85,77 @@ def RecordManifestPass : Pass<"tp-record-manifest", "::mlir::ModuleOp"> {
            "The backend the program is lowered for: cpu or cuda">
   ];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
+def DonateBuffersPass : Pass<"tp-donate-buffers", "::mlir::ModuleOp"> {
+  let summary = "A donated argument (tp.donate) is made writable, and the result's chain of destinations starts at it";
+  let description = [{
+    Part of the lowerings, before outlining and bufferization. For each
+    argument donated to a result (`tp.donate = <result>`), the argument is
+    marked `bufferization.writable = true`, and where the result is made by
+    destination-style ops whose chain of destinations (`outs`, an insert's
+    destination) starts at a `tensor.empty` of the argument's type, it starts
+    at the argument instead: an empty tensor's contents are undefined, so no
+    value changes. One-shot bufferization then writes the result in the
+    argument's buffer where that keeps what the program computes, and gives
+    it a buffer of its own where it does not (the argument is read after the
+    result is written), which `tp-drop-donated-results` refuses.
+
+    Example:
+
+    ```mlir
+    func.func @step(%w: tensor<8xf32> {tp.donate = 0 : i64}, %g: tensor<8xf32>) -> tensor<8xf32> {
+      %e = tensor.empty() : tensor<8xf32>
+      %new = linalg.sub ins(%w, %g : tensor<8xf32>, tensor<8xf32>) outs(%e : tensor<8xf32>) -> tensor<8xf32>
+      return %new : tensor<8xf32>
+    }
+    ```
+
+    becomes
+
+    ```mlir
+    func.func @step(%w: tensor<8xf32> {bufferization.writable = true, tp.donate = 0 : i64}, %g: tensor<8xf32>) -> tensor<8xf32> {
+      %new = linalg.sub ins(%w, %g : tensor<8xf32>, tensor<8xf32>) outs(%w : tensor<8xf32>) -> tensor<8xf32>
+      return %new : tensor<8xf32>
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect"];
+}
+
+def DropDonatedResultsPass
+    : Pass<"tp-drop-donated-results", "::mlir::ModuleOp"> {
+  let summary = "After bufferization, a result written in its donated argument's buffer leaves the signature";
+  let description = [{
+    Part of the lowerings, right after one-shot bufferization. A result whose
+    argument was donated to it (`tp.donate`) must now be that argument's
+    buffer (through casts at most): the program wrote it in place. The
+    result leaves the function's signature and its returns, and the
+    argument its `tp.donate`; the entry point then takes no buffer for the
+    result, and the manifest's `donate` line (`tp-record-manifest`) tells
+    the runtime that the result is the argument's buffer. A result that
+    bufferization gave a buffer of its own (the argument is read after the
+    result is written, or the result is made by an op that cannot write into
+    it) is an error naming both.
+
+    Example:
+
+    ```mlir
+    func.func @step(%w: memref<8xf32> {tp.donate = 0 : i64}, %g: memref<8xf32>) -> memref<8xf32> {
+      linalg.sub ins(%w, %g : memref<8xf32>, memref<8xf32>) outs(%w : memref<8xf32>)
+      return %w : memref<8xf32>
+    }
+    ```
+
+    becomes
+
+    ```mlir
+    func.func @step(%w: memref<8xf32>, %g: memref<8xf32>) {
+      linalg.sub ins(%w, %g : memref<8xf32>, memref<8xf32>) outs(%w : memref<8xf32>)
+      return
+    }
+    ```
+  }];
 }
 
 def ProtectInputsPass : Pass<"tp-protect-inputs", "::mlir::ModuleOp"> {

@@ -55,6 +55,9 @@ void mlir::tp::addBufferFrontPasses(OpPassManager &pm,
   // The manifest's promise: bufferization copies an input before writing
   // into it, so ranks may read their shards in the caller's memory.
   pm.addPass(createProtectInputsPass());
+  // A donated argument's buffer becomes its result's (after fusion, which
+  // rebuilds the ops that make results).
+  pm.addPass(createDonateBuffersPass());
   // Tensors -> buffers: identity layouts at function boundaries (the runtime
   // passes dense buffers), results as out-parameters, buffers freed.
   bufferization::OneShotBufferizePassOptions bufferize;
@@ -62,6 +65,8 @@ void mlir::tp::addBufferFrontPasses(OpPassManager &pm,
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  // A result written in its donated argument's buffer needs no buffer.
+  pm.addPass(createDropDonatedResultsPass());
   // Distinct tensors may have become one buffer.
   pm.addPass(createCopyRepeatedResultsPass());
   // A result that reshapes a buffer gets the buffer itself, which the next

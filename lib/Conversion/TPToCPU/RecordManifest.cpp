@@ -223,6 +223,12 @@ struct RecordManifestPass
                                 i, TPDialect::kNameAttrName),
                             mesh)))
           return signalPassFailure();
+      // Donated arguments (tp.donate): the result is written in the
+      // argument's buffer, which the runtime gives it.
+      for (unsigned i = 0; i < func.getNumArguments(); ++i)
+        if (auto donated = func.getArgAttrOfType<IntegerAttr>(
+                i, TPDialect::kDonateAttrName))
+          os << "donate " << donated.getInt() << " " << i << "\n";
       os << "end\n";
     }
     module->setAttr(kManifestAttrName,

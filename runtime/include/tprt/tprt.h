@@ -572,6 +572,16 @@ TPRT_API const tprt_tensor_info *
 tprt_program_result(const tprt_program *program, int32_t function,
                     int32_t result);
 
+/* The argument donated to result `result` (`tp.donate` in the IR: the
+ * program writes that result in the argument's buffer, in place), or -1.
+ * tprt_session_run and tprt_session_run_shards give a donated argument a
+ * copy of its own (the caller's tensors stay unchanged); on arrays
+ * (tprt_session_run_arrays) the donated array's memory becomes the result's
+ * and the donated handle holds nothing after the run (a later use is an
+ * error naming the run that took it), as JAX's donated buffers. */
+TPRT_API int32_t tprt_program_donor(const tprt_program *program,
+                                    int32_t function, int32_t result);
+
 /* A dense row-major tensor in host memory; `data` is the caller's. */
 typedef struct tprt_host_tensor {
   tprt_dtype dtype;

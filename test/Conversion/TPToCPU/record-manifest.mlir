@@ -103,3 +103,16 @@ func.func @f(%x: tensor<64x96xf32>) -> tensor<64x2x48xf32> {
 func.func @g(%x: tensor<4xf32>) attributes {tpx.note = "kept", llvm.linkage = #llvm.linkage<external>} {
   return
 }
+
+// -----
+
+// A donated argument (tp.donate): a `donate <result> <argument>` line after the
+// results.
+tp.mesh @world ["tp" = 4]
+// CHECK-LABEL: module
+// CHECK: result 1 f32 1 8 s=0|\0Adonate 1 0\0Aend\0A"
+func.func @step(%w: tensor<2xf32> {tp.sharding = #tp.sharding<@world, [{"tp"}]>, tp.donate = 1 : i64})
+    -> (tensor<2xf32> {tp.sharding = #tp.sharding<@world, [{"tp"}]>},
+        tensor<2xf32> {tp.sharding = #tp.sharding<@world, [{"tp"}]>}) attributes {tp.spmd = @world} {
+  return %w, %w : tensor<2xf32>, tensor<2xf32>
+}

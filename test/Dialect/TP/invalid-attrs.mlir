@@ -23,7 +23,7 @@ func.func @f(%x: tensor<8xf32> {tp.sharding = 3}) {
 
 // Tests that unknown tp attributes on arguments are rejected.
 
-// expected-error @+1 {{'func.func' op argument #0: unknown tp attribute 'tp.shard'; expected 'tp.sharding', 'tp.origin' or 'tp.name'}}
+// expected-error @+1 {{'func.func' op argument #0: unknown tp attribute 'tp.shard'; expected 'tp.sharding', 'tp.origin', 'tp.name' or (on an argument) 'tp.donate'}}
 func.func @f(%x: tensor<8xf32> {tp.shard = 3}) {
   return
 }
@@ -188,4 +188,54 @@ func.func @f(%x: memref<16x6xf32>, %y: memref<16x6xf32>) {
   // expected-error @+1 {{'linalg.copy' op 'tp.shardings' entry #0: dimension 1 of size 6 is not divisible by 4}}
   linalg.copy {tp.shardings = [#tp.sharding<@world, [{}, {"tp"}]>]} ins(%x : memref<16x6xf32>) outs(%y : memref<16x6xf32>)
   return
+}
+
+// -----
+
+// Tests tp.donate: an argument given to a result of its type and sharding.
+
+tp.mesh @world ["tp" = 4]
+
+// expected-error @+1 {{'func.func' op argument #0: 'tp.donate' must be an integer (a result's index) on a function argument, got "x"}}
+func.func @f(%x: tensor<8xf32> {tp.donate = "x"}) -> tensor<8xf32> {
+  return %x : tensor<8xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #0: donated to result #1, but the function has 1 result(s)}}
+func.func @f(%x: tensor<8xf32> {tp.donate = 1 : i64}) -> tensor<8xf32> {
+  return %x : tensor<8xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #0: donated to result #0 of type 'tensor<4xf32>', but the argument is 'tensor<8xf32>'; a donated buffer must have the result's type}}
+func.func @f(%x: tensor<8xf32> {tp.donate = 0 : i64}) -> tensor<4xf32> {
+  %y = tensor.extract_slice %x[0] [4] [1] : tensor<8xf32> to tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+tp.mesh @world ["tp" = 4]
+
+// expected-error @+1 {{'func.func' op argument #0: donated to result #0 sharded #tp.sharding<@world, [{}]>, but the argument is sharded #tp.sharding<@world, [{"tp"}]>; a donated buffer must have the result's sharding}}
+func.func @f(%x: tensor<8xf32> {tp.sharding = #tp.sharding<@world, [{"tp"}]>, tp.donate = 0 : i64})
+    -> (tensor<8xf32> {tp.sharding = #tp.sharding<@world, [{}]>}) {
+  return %x : tensor<8xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #0: donated to result #0, as argument #1 is: a result takes one donated buffer}}
+func.func @f(%x: tensor<8xf32> {tp.donate = 0 : i64}, %y: tensor<8xf32> {tp.donate = 0 : i64}) -> tensor<8xf32> {
+  return %x : tensor<8xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op result #0: unknown tp attribute 'tp.donate'}}
+func.func @f(%x: tensor<8xf32>) -> (tensor<8xf32> {tp.donate = 0 : i64}) {
+  return %x : tensor<8xf32>
 }

@@ -33,6 +33,49 @@ void TPDialect::initialize() {
 // Discardable attribute verification
 //===----------------------------------------------------------------------===//
 
+/// Verifies `tp.donate` on argument `index` of function-like `op`: a result
+/// of the same type and, where either has one, the same sharding, donated
+/// to by this argument alone.
+template <typename EmitError>
+static LogicalResult verifyDonation(Operation *op, unsigned index,
+                                    Attribute value, EmitError emitError) {
+  auto func = dyn_cast<FunctionOpInterface>(op);
+  auto result = dyn_cast<IntegerAttr>(value);
+  if (!func || !result)
+    return emitError() << "'" << TPDialect::kDonateAttrName
+                       << "' must be an integer (a result's index) on a "
+                          "function argument, got "
+                       << value;
+  int64_t k = result.getInt();
+  ArrayRef<Type> results = func.getResultTypes();
+  if (k < 0 || k >= static_cast<int64_t>(results.size()))
+    return emitError() << "donated to result #" << k
+                       << ", but the function has " << results.size()
+                       << " result(s)";
+  Type argType = func.getArgumentTypes()[index];
+  if (argType != results[k])
+    return emitError() << "donated to result #" << k << " of type "
+                       << results[k] << ", but the argument is " << argType
+                       << "; a donated buffer must have the result's type";
+  auto argSharding =
+      func.getArgAttrOfType<ShardingAttr>(index, TPDialect::kShardingAttrName);
+  auto resultSharding =
+      func.getResultAttrOfType<ShardingAttr>(k, TPDialect::kShardingAttrName);
+  if (argSharding && resultSharding && argSharding != resultSharding)
+    return emitError() << "donated to result #" << k << " sharded "
+                       << resultSharding << ", but the argument is sharded "
+                       << argSharding
+                       << "; a donated buffer must have the result's sharding";
+  for (unsigned other = 0; other < func.getNumArguments(); ++other) {
+    auto donated =
+        func.getArgAttrOfType<IntegerAttr>(other, TPDialect::kDonateAttrName);
+    if (other != index && donated && donated.getInt() == k)
+      return emitError() << "donated to result #" << k << ", as argument #"
+                         << other << " is: a result takes one donated buffer";
+  }
+  return success();
+}
+
 /// Verifies `tp.sharding` on argument or result `index` of function-like `op`.
 static LogicalResult verifyFunctionSharding(Operation *op, bool isResult,
                                             unsigned index,
@@ -48,11 +91,14 @@ static LogicalResult verifyFunctionSharding(Operation *op, bool isResult,
                          << "' must be a string, got " << attr.getValue();
     return success();
   }
+  if (attr.getName() == TPDialect::kDonateAttrName && !isResult)
+    return verifyDonation(op, index, attr.getValue(), emitError);
   if (attr.getName() != TPDialect::kShardingAttrName)
     return emitError() << "unknown tp attribute '" << attr.getName().getValue()
                        << "'; expected '" << TPDialect::kShardingAttrName
-                       << "', '" << TPDialect::kOriginAttrName << "' or '"
-                       << TPDialect::kNameAttrName << "'";
+                       << "', '" << TPDialect::kOriginAttrName << "', '"
+                       << TPDialect::kNameAttrName << "' or (on an argument) '"
+                       << TPDialect::kDonateAttrName << "'";
   auto sharding = dyn_cast<ShardingAttr>(attr.getValue());
   if (!sharding)
     return emitError() << "'" << TPDialect::kShardingAttrName

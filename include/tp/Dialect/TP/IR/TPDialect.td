@@ -61,6 +61,15 @@ def TP_Dialect : Dialect {
       tensor has where it came from (a parameter's fully qualified name in
       the PyTorch module, `transformer.h.0.attn.c_attn.weight`); it is kept
       through the passes and recorded in the program manifest.
+    * `tp.donate` (an integer) on a function argument: the argument is
+      donated to that result (JAX's `donate_argnums`, XLA's input-output
+      aliasing): the runtime gives the result the argument's buffer and the
+      program writes the result there, in place, with no copy. The result
+      must have the argument's type, and the same sharding where either has
+      one; one argument per result. The lowering fails, naming both, where
+      the result cannot be written in the argument's place (the argument is
+      read after the result is written, or the result is not computed into
+      a buffer it can take).
     * `tp.manifest` (a string) on a module: the program manifest that
       `--tp-record-manifest` writes while lowering to the CPU runtime.
   }];
@@ -76,6 +85,7 @@ def TP_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kOriginsAttrName = "tp.origins";
     static constexpr ::llvm::StringLiteral kOriginAttrName = "tp.origin";
     static constexpr ::llvm::StringLiteral kNameAttrName = "tp.name";
+    static constexpr ::llvm::StringLiteral kDonateAttrName = "tp.donate";
     static constexpr ::llvm::StringLiteral kManifestAttrName = "tp.manifest";
     static constexpr ::llvm::StringLiteral kPlanAttrName = "tp.plan";
 
