@@ -379,7 +379,7 @@ def _training_step(module, loss, num_inputs, grad_inputs=(), input_names=()):
 
 
 def import_module(module, example_inputs, mesh=None, plan=None, workdir=None, backward=False,
-                  loss=None, targets=(), grad_inputs=(), auto_plan=False):
+                  loss=None, targets=(), grad_inputs=(), auto_plan=False, donate=None):
     """Traces and imports `module` (with backward=True its training step: the
     loss and each trainable parameter's gradient): returns (mlir text, args,
     resolved plan) where args are (kind, name, IR shape) in the function's
@@ -450,6 +450,7 @@ def import_module(module, example_inputs, mesh=None, plan=None, workdir=None, ba
         placeholders[node] = info
     imp = Importer(traced.graph, "forward", mesh)
     imp.result_names = result_names
+    donated_shardings = _donations(placeholders, donate, mesh)
     views = {info["name"]: info["shape"] for info in placeholders.values()
              if info.get("fused_parts")}
     if result_names:
@@ -480,6 +481,13 @@ def import_module(module, example_inputs, mesh=None, plan=None, workdir=None, ba
                 shardings.append(info.get("sharding") or "#tp.sharding<@%s, [%s]>" % (
                     mesh.name, ", ".join(["{}"] * rank)))
             imp.result_shardings = shardings
+    if donated_shardings:
+        # A donated input and its output share a buffer: one sharding.
+        shardings = list(getattr(imp, "result_shardings", None) or [])
+        for k, sharding in donated_shardings.items():
+            shardings += [None] * (k + 1 - len(shardings))
+            shardings[k] = sharding
+        imp.result_shardings = shardings
     try:
         text = imp.run(placeholders)
     except UnsupportedOpError as e:
@@ -503,6 +511,32 @@ def _split_count(resolved, axes):
     return n
 
 
+def _donations(placeholders, donate, mesh):
+    """Marks each input named in `donate` ({input name: output index}) as
+    donated to that output (tp.donate), with an explicit sharding (its own,
+    or replicated) that the output gets too; returns {output: sharding}."""
+    if not donate:
+        return {}
+    inputs = {info["name"]: (node, info) for node, info in placeholders.items()
+              if info["kind"] == "input"}
+    shardings = {}
+    for name, output in dict(donate).items():
+        if name not in inputs:
+            raise TpMlirError("donate names '%s'; the module's inputs are %s" % (
+                name, ", ".join(inputs) or "none"))
+        if not isinstance(output, int) or output < 0 or output in shardings:
+            raise TpMlirError("donate: input '%s' is given to output %r; expected the index "
+                              "of an output no other input is donated to" % (name, output))
+        node, info = inputs[name]
+        rank = len(info.get("shape") or node.meta["val"].shape)
+        sharding = info.get("sharding") or "#tp.sharding<@%s, [%s]>" % (
+            mesh.name, ", ".join(["{}"] * rank))
+        info["sharding"] = sharding
+        info["donate"] = output
+        shardings[output] = sharding
+    return shardings
+
+
 def _imported_values(imp):
     from .importer import Value
     return [v for v in imp.env.values() if isinstance(v, Value)]
@@ -510,7 +544,7 @@ def _imported_values(imp):
 
 def compile(module, example_inputs, mesh=None, plan=None, backward=False, loss=None,
             targets=(), grad_inputs=(), backend="cpu", comm=None, workdir=None,
-            sequence_parallel=None, memory_per_device=None, cost_model=None):
+            sequence_parallel=None, memory_per_device=None, cost_model=None, donate=None):
     """Imports `module` (called on `example_inputs`), applies `plan` on
     `mesh`, compiles it with tp-compile and loads it. Returns a Program.
 
@@ -531,7 +565,15 @@ def compile(module, example_inputs, mesh=None, plan=None, backward=False, loss=N
 
     backend="cuda" compiles for NVIDIA GPUs (tp-compile --target cuda) and
     runs on the runtime's GPU communicators: comm="device" (default: every
-    rank on one GPU) or "nccl" (rank r on GPU r)."""
+    rank on one GPU) or "nccl" (rank r on GPU r).
+
+    donate={input name: output index} gives an input's buffer to an output
+    of its shape and dtype (tp.donate, JAX's donate_argnums): the program
+    writes that output in place, as a step that updates its state (a cache,
+    an optimizer's moments) needs; the input and the output share one
+    sharding (the input's, or replicated). The caller's tensor stays as it
+    was; the output is the new state. tp-compile refuses, naming both, an
+    output that cannot be written in its input's place."""
     if backend not in ("cpu", "cuda"):
         raise TpMlirError("backend %r: expected 'cpu' or 'cuda'" % (backend,))
     if comm is None:
@@ -559,7 +601,7 @@ def compile(module, example_inputs, mesh=None, plan=None, backward=False, loss=N
     workdir = workdir or tempfile.mkdtemp(prefix="tp_mlir-")
     os.makedirs(workdir, exist_ok=True)
     text, args, resolved = import_module(module, example_inputs, mesh, plan, workdir,
-                                         backward, loss, targets, grad_inputs, auto)
+                                         backward, loss, targets, grad_inputs, auto, donate)
     path = os.path.join(workdir, "model.mlir")
     with open(path, "w") as f:
         f.write(text)

@@ -164,6 +164,8 @@ class Importer:
         attrs = ['tp.name = "%s"' % info["name"].replace("\\", "\\\\").replace('"', '\\"')]
         if info.get("sharding"):
             attrs.append("tp.sharding = %s" % info["sharding"])
+        if info.get("donate") is not None:
+            attrs.append("tp.donate = %d : i64" % info["donate"])
         arg = Value(name, shape, dtype)
         self.args.append((arg, ", ".join(attrs), info))
         if shape != tuple(val.shape):
