@@ -387,8 +387,9 @@ tprt_status tprt::parseManifest(const std::string &text,
       // donate <result> <arg>: the result is written in the argument's
       // buffer (after every result line).
       int64_t result = -1, arg = -1;
-      if (static_cast<int>(current->results.size()) != current->numResults)
-        return bad("expected 'donate' after every result");
+      if (static_cast<int>(current->args.size()) != current->numArgs ||
+          static_cast<int>(current->results.size()) != current->numResults)
+        return bad("expected 'donate' after every argument and result");
       if (!words.integer(result, 0, current->numResults - 1) ||
           !words.integer(arg, 0, current->numArgs - 1) || !words.atEnd())
         return bad("expected 'donate <result> <argument>' of function '" +
