@@ -16,6 +16,8 @@
 //   result <i> ...
 //   donate <result> <arg>     (optional: the result is written in the
 //                             argument's buffer, the one input it writes)
+//   arena <bytes>             (optional: the intermediates' arena, which the
+//                             entry point takes as its last buffer)
 //   end
 //
 // Names are double-quoted strings with backslash escapes (\" \\ \xHH), so
@@ -381,6 +383,16 @@ tprt_status tprt::parseManifest(const std::string &text,
         return wrapped;
       }
       list.push_back(info);
+      continue;
+    }
+    if (word == "arena") {
+      // arena <bytes>: the entry point's intermediates, laid out in one
+      // buffer the runtime passes last.
+      if (!meshSeen || current->arenaBytes)
+        return bad("expected one 'arena' line, after the mesh");
+      if (!words.integer(current->arenaBytes, 1, INT64_MAX / 2) ||
+          !words.atEnd())
+        return bad("expected 'arena <bytes>', a positive number of bytes");
       continue;
     }
     if (word == "donate") {

@@ -32,6 +32,10 @@ struct Function {
   /// writes it in that argument's buffer, and the entry point takes no
   /// buffer for it), or -1; empty when none is.
   std::vector<int32_t> donatedFrom;
+  /// Bytes of the arena its intermediates are laid out in (`arena` line,
+  /// tp-plan-arena): the entry point's last buffer, which the session
+  /// allocates once per rank; 0 for none.
+  int64_t arenaBytes = 0;
   /// The argument donated to result `i`, or -1.
   int32_t donor(int32_t i) const {
     return donatedFrom.empty() ? -1 : donatedFrom[static_cast<size_t>(i)];

@@ -199,6 +199,9 @@ struct RunState {
   EntryFn entry = nullptr;
   /// The program's checksum (its kernels' key on a GPU world).
   uint64_t program = 0;
+  /// Each rank's slot for the function's arena (SessionWorld::arenas), when
+  /// it has one.
+  std::vector<void *> *arenas = nullptr;
   /// tprt_session_run_arrays: per rank and buffer, whether it is an array
   /// already in the rank's memory (read there; empty: none is), and whether
   /// the results stay in the rank's memory (on a GPU world allocated and
@@ -314,14 +317,35 @@ tprt_status runRank(RunState &s, EntryFn entry, int64_t rank) {
       return timing;
     }
   // The entry point takes the arguments' buffers, then those of the results
-  // that are not written in a donated argument's.
+  // that are not written in a donated argument's, then its arena (made by
+  // the rank's first run of the function, kept by the session).
   std::vector<void *> entryBuffers;
   void **buffers = pointers.data();
-  if (!fn.donatedFrom.empty()) {
+  if (!fn.donatedFrom.empty() || s.arenas) {
     entryBuffers.assign(pointers.begin(), pointers.begin() + s.numInputs);
     for (size_t i = s.numInputs; i < pointers.size(); ++i)
       if (donor(i) < 0)
         entryBuffers.push_back(pointers[i]);
+    if (s.arenas) {
+      void *&arena = (*s.arenas)[static_cast<size_t>(rank)];
+      if (!arena) {
+        size_t bytes = static_cast<size_t>(fn.arenaBytes);
+        tprt_status made = nullptr;
+        if (device)
+          made = device->alloc(rank, bytes, &arena);
+        else if (!(arena = std::aligned_alloc(64, (bytes + 63) / 64 * 64)))
+          made = error(TPRT_INTERNAL, "rank ", rank, ": out of memory for the ",
+                       bytes, "-byte arena of '", fn.name, "'");
+        if (made) {
+          arena = nullptr;
+          comm->abort(made);
+          tprt_rank_context_destroy(ctx);
+          releaseAll();
+          return made;
+        }
+      }
+      entryBuffers.push_back(arena);
+    }
     buffers = entryBuffers.data();
   }
   Clock::time_point start = Clock::now();
@@ -427,6 +451,27 @@ tprt_session_s::~tprt_session_s() {
   for (tprt_array_s *array : arrays)
     releaseArray(this, array);
   arrays.clear();
+  // The functions' arenas, each freed by its rank (a rank abandoned in an
+  // endless loop may still use its own: all are kept then).
+  if (world && !abandoned) {
+    DeviceRanks *device = world->world->device();
+    for (auto &[key, slots] : world->arenas) {
+      if (!device) {
+        for (void *&arena : slots)
+          std::free(arena);
+        continue;
+      }
+      std::vector<void *> &mine = slots;
+      tprt_status status =
+          forEachLocalRank(this, [&](int64_t rank, size_t) -> tprt_status {
+            if (mine[static_cast<size_t>(rank)])
+              device->release(rank, mine[static_cast<size_t>(rank)]);
+            return nullptr;
+          });
+      tprt_status_free(status);
+    }
+    world->arenas.clear();
+  }
   if (link)
     link->session = nullptr;
   // The rank threads stop now, even where a rank abandoned in an endless
@@ -814,6 +859,11 @@ tprt_status prepareRun(tprt_session *session, const tprt_program *program,
   state->world = session->world->world;
   state->entry = f.entry;
   state->function = &f;
+  if (f.arenaBytes > 0) {
+    auto &slots = session->world->arenas[{program->checksum, function}];
+    slots.resize(static_cast<size_t>(numRanks), nullptr);
+    state->arenas = &slots;
+  }
   state->program = program->checksum;
   int64_t here = tprt_world_num_local_ranks(state->world);
   int blas = session->world->blasThreads;

@@ -15,6 +15,7 @@
 #include "Internal.h"
 #include "RankThreads.h"
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -54,6 +55,11 @@ struct SessionWorld {
   /// The OpenBLAS threads each rank gets (0: leave OpenBLAS alone), set
   /// again before a run if another session of the process changed it.
   int blasThreads = 0;
+  /// Each function's arena (its intermediates, tp-plan-arena) on each rank,
+  /// by (program checksum, function): made by the rank's first run of it
+  /// and kept, so a run allocates none of them. Entries are made before the
+  /// ranks run; each rank fills its own slot.
+  std::map<std::pair<uint64_t, int32_t>, std::vector<void *>> arenas;
 };
 
 /// How an array reaches its session: `session` is null once the session is

@@ -158,6 +158,59 @@ def DropDonatedResultsPass
   }];
 }
 
+def PlanArenaPass : Pass<"tp-plan-arena", "::mlir::ModuleOp"> {
+  let summary = "Lays out an entry point's intermediate buffers as offsets in one arena, by liveness";
+  let description = [{
+    Part of the lowerings, after `tp-convert-gemm-to-blas` (whose matcher
+    folds ops into a GEMM whose output is a fresh allocation) and, on CUDA,
+    `tp-upload-constants`. In each public function of the manifest, the
+    buffers it allocates and frees in its body (statically shaped, identity
+    layout, whole-byte elements, freed once and not returned) get offsets in
+    one arena: a buffer is live from its `memref.alloc` to its
+    `memref.dealloc`, and buffers share bytes only when their lives do not
+    overlap (first fit, largest first, 64-byte aligned). The arena becomes
+    the function's last argument (`memref<Nxi8>`), each buffer a
+    `memref.view` of it, its free goes, and the manifest gets an
+    `arena <bytes>` line: the runtime allocates the arena once per session
+    and rank and passes it as the entry point's last buffer, so a run
+    allocates none of these buffers. Buffers made inside loops or in the
+    functions a driver calls keep their own allocations.
+
+    Example:
+
+    ```mlir
+    func.func @f(%x: memref<8xf32>, %out: memref<8xf32>) {
+      %a = memref.alloc() : memref<8xf32>
+      ...
+      memref.dealloc %a : memref<8xf32>
+      %b = memref.alloc() : memref<16xf32>
+      ...
+      memref.dealloc %b : memref<16xf32>
+      return
+    }
+    ```
+
+    becomes
+
+    ```mlir
+    func.func @f(%x: memref<8xf32>, %out: memref<8xf32>, %arena: memref<64xi8>) {
+      %c0 = arith.constant 0 : index
+      %a = memref.view %arena[%c0][] : memref<64xi8> to memref<8xf32>
+      ...
+      %c0_0 = arith.constant 0 : index
+      %b = memref.view %arena[%c0_0][] : memref<64xi8> to memref<16xf32>
+      ...
+      return
+    }
+    ```
+
+    with `arena 64` in `f`'s manifest entry (both buffers at offset 0: their
+    lives do not overlap).
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 def ProtectInputsPass : Pass<"tp-protect-inputs", "::mlir::ModuleOp"> {
   let summary = "Marks the inputs a program might write not writable, so that bufferization copies them first";
   let description = [{

@@ -39,6 +39,11 @@ void mlir::tp::buildLowerToCPUPipeline(OpPassManager &pm,
   ConvertGemmToBlasPassOptions gemm;
   gemm.narrowOnly = options.reference;
   pm.addPass(createConvertGemmToBlasPass(gemm));
+  // The entry points' own buffers in one arena the session allocates once:
+  // after the GEMM matcher, which folds ops into a GEMM whose output is a
+  // fresh allocation.
+  if (!options.reference)
+    pm.addPass(createPlanArenaPass());
   // Loops, then LLVM.
   pm.addPass(createLowerStridedCopiesPass());
   if (options.emulateGpuMapping) {

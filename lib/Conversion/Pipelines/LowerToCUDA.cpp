@@ -39,6 +39,10 @@ void mlir::tp::buildLowerToCUDAPipeline(OpPassManager &pm,
   copies.everyCopy = true;
   pm.addPass(createLowerStridedCopiesPass(copies));
   pm.addPass(createUploadConstantsPass());
+  // The entry points' own buffers (the constants' copies too) in one arena
+  // the session allocates once: after the GEMM matcher, which folds ops
+  // into a GEMM whose output is a fresh allocation.
+  pm.addPass(createPlanArenaPass());
   pm.addNestedPass<func::FuncOp>(createMapLinalgToGPUPass());
   pm.addPass(createGpuKernelOutliningPass());
   // One image per program: one module load per rank.
