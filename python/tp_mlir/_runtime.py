@@ -232,19 +232,7 @@ class LoadedProgram:
         handles, temporary = [], []
         try:
             start = time.perf_counter()
-            for i, (array, key) in enumerate(zip(arrays, keys)):
-                kept = self._resident.get((skey, i))
-                if key is not None and kept is not None and kept[0] == key:
-                    handles.append(kept[1])
-                    continue
-                handle = self._place(session, i, array() if callable(array) else array)
-                if key is None:
-                    temporary.append(handle)
-                else:
-                    if kept is not None:
-                        lib.tprt_array_free(kept[1])
-                    self._resident[(skey, i)] = (key, handle)
-                handles.append(handle)
+            self._place_arguments(session, skey, arrays, keys, handles, temporary)
             placed = time.perf_counter() - start
             ins = (ctypes.c_void_p * max(len(handles), 1))(*[h.value for h in handles])
             outs = (ctypes.c_void_p * max(len(self.results), 1))()
@@ -268,24 +256,32 @@ class LoadedProgram:
             for handle in temporary:
                 lib.tprt_array_free(handle)
 
+    def _place_arguments(self, session, skey, arrays, keys, handles, temporary):
+        """Appends each argument's array handle to `handles`: a keyed one
+        resident under the same key is reused; another keyed one is placed
+        and kept (its previous value freed); an unkeyed one is placed for
+        this run alone, and also appended to `temporary`."""
+        lib = library()
+        for i, (array, key) in enumerate(zip(arrays, keys)):
+            kept = self._resident.get((skey, i))
+            if key is not None and kept is not None and kept[0] == key:
+                handles.append(kept[1])
+                continue
+            handle = self._place(session, i, array() if callable(array) else array)
+            if key is None:
+                temporary.append(handle)
+            else:
+                if kept is not None:
+                    lib.tprt_array_free(kept[1])
+                self._resident[(skey, i)] = (key, handle)
+            handles.append(handle)
+
     def _run_placed(self, arrays, keys, skey):
         lib = library()
         session = self._session(skey)
         handles, temporary, results = [], [], []
         try:
-            for i, (array, key) in enumerate(zip(arrays, keys)):
-                kept = self._resident.get((skey, i))
-                if key is not None and kept is not None and kept[0] == key:
-                    handles.append(kept[1])
-                    continue
-                handle = self._place(session, i, array() if callable(array) else array)
-                if key is None:
-                    temporary.append(handle)
-                else:
-                    if kept is not None:
-                        lib.tprt_array_free(kept[1])
-                    self._resident[(skey, i)] = (key, handle)
-                handles.append(handle)
+            self._place_arguments(session, skey, arrays, keys, handles, temporary)
             ins = (ctypes.c_void_p * max(len(handles), 1))(*[h.value for h in handles])
             outs = (ctypes.c_void_p * max(len(self.results), 1))()
             status = lib.tprt_session_run_arrays(session, self._handle, self._function, ins,

@@ -1467,23 +1467,34 @@ tprt_status runArrays(tprt_session *session, const tprt_program *program,
 
 } // namespace
 
+namespace {
+
+/// A run of any kind on `session`, after the others (runs of one session take
+/// turns); no C++ exception crosses the C API (out of memory for the shards,
+/// a thread that cannot start): it becomes TPRT_INTERNAL with its message.
+template <typename Run> tprt_status takeTurn(tprt_session *session, Run run) {
+  if (!session)
+    return error(TPRT_INVALID_ARGUMENT, "session is null");
+  try {
+    std::lock_guard<std::mutex> turn(session->runMutex);
+    return run();
+  } catch (const std::exception &e) {
+    return error(TPRT_INTERNAL, "run: ", e.what());
+  }
+}
+
+} // namespace
+
 extern "C" {
 
 tprt_status tprt_session_run(tprt_session *session, const tprt_program *program,
                              int32_t function, const tprt_host_tensor *inputs,
                              int32_t num_inputs, tprt_host_tensor *outputs,
                              int32_t num_outputs) {
-  // No C++ exception crosses the C API (out of memory for the shards, a
-  // thread that cannot start): it becomes TPRT_INTERNAL with its message.
-  if (!session)
-    return error(TPRT_INVALID_ARGUMENT, "session is null");
-  try {
-    std::lock_guard<std::mutex> turn(session->runMutex);
+  return takeTurn(session, [&] {
     return runSession(session, program, function, inputs, num_inputs, outputs,
                       num_outputs);
-  } catch (const std::exception &e) {
-    return error(TPRT_INTERNAL, "run: ", e.what());
-  }
+  });
 }
 
 tprt_status
@@ -1491,15 +1502,10 @@ tprt_session_run_shards(tprt_session *session, const tprt_program *program,
                         int32_t function, const tprt_host_tensor *inputs,
                         int32_t num_inputs, tprt_host_tensor *outputs,
                         int32_t num_outputs) {
-  if (!session)
-    return error(TPRT_INVALID_ARGUMENT, "session is null");
-  try {
-    std::lock_guard<std::mutex> turn(session->runMutex);
+  return takeTurn(session, [&] {
     return runShards(session, program, function, inputs, num_inputs, outputs,
                      num_outputs);
-  } catch (const std::exception &e) {
-    return error(TPRT_INTERNAL, "run: ", e.what());
-  }
+  });
 }
 
 tprt_status tprt_session_run_arrays(tprt_session *session,
@@ -1507,15 +1513,10 @@ tprt_status tprt_session_run_arrays(tprt_session *session,
                                     int32_t function, tprt_array *const *inputs,
                                     int32_t num_inputs, tprt_array **outputs,
                                     int32_t num_outputs) {
-  if (!session)
-    return error(TPRT_INVALID_ARGUMENT, "session is null");
-  try {
-    std::lock_guard<std::mutex> turn(session->runMutex);
+  return takeTurn(session, [&] {
     return runArrays(session, program, function, inputs, num_inputs, outputs,
                      num_outputs);
-  } catch (const std::exception &e) {
-    return error(TPRT_INTERNAL, "run: ", e.what());
-  }
+  });
 }
 
 int64_t tprt_session_num_local_ranks(const tprt_session *session) {
