@@ -168,6 +168,36 @@ struct tprt_communicator_s {
 
 namespace tprt {
 
+/// How the ranks of a GPU world run an entry point (CUDA graphs, on by
+/// default: tprt_session_options.no_graphs):
+/// - Plain: each op launched by the host code as it runs (a function's first
+///   run on the world, its warm-up: kernels loaded, NCCL communicators and
+///   staging buffers made; every run where graphs are off or refused);
+/// - Capture: the host code runs with the rank's stream in capture, and the
+///   graph is instantiated (or an earlier one updated: new addresses) and
+///   launched; where any rank's capture fails, every rank discards its graph
+///   and runs plainly, and the function stays plain;
+/// - Replay: the graph captured with these very buffers launched alone; the
+///   host code does not run.
+enum class GraphMode { Plain, Capture, Replay };
+/// A function of a program: (its checksum, its index).
+using FunctionKey = std::pair<uint64_t, int32_t>;
+/// One rank's run of an entry point on a GPU world (DeviceRanks::runEntry).
+struct EntryCall {
+  FunctionKey function;
+  /// The function's name, for messages.
+  const char *name = "";
+  /// A run on arrays, which takes part in graphs (GraphMode); false: the
+  /// body just runs.
+  bool graphed = false;
+  GraphMode mode = GraphMode::Plain;
+  /// The entry's buffers: arguments, results, arena.
+  std::vector<void *> buffers;
+  /// The results' buffers that are not a donated argument's, and bytes.
+  std::vector<void *> outputs;
+  std::vector<size_t> outputBytes;
+};
+
 /// What a world whose ranks keep their tensors in device memory (CUDA)
 /// offers the session: the rank's device made current on its thread, its
 /// buffers, copies ordered on its stream, the call table of its target and
@@ -201,6 +231,28 @@ struct DeviceRanks {
   virtual void endRun(int64_t rank) = 0;
   virtual tprt_status takeTiming(int64_t rank,
                                  tprt_device_profile *profile) = 0;
+
+  /// CUDA graphs. Why this world never captures (null: it may).
+  virtual const char *graphRefusal() const = 0;
+  /// Result `index` of `function`'s last run on `rank` when its array was
+  /// freed since (the buffer is kept for the next run, so that its address,
+  /// and the graph, stay the same) and it has `bytes`; else null. The
+  /// buffer is the caller's result buffer now.
+  virtual void *idleOutput(int64_t rank, FunctionKey function, size_t index,
+                           size_t bytes) = 0;
+  /// How the `ranks` run `function` next (called before they run, with
+  /// `buffers[k]`, the k-th rank's entry buffers): every rank the same mode.
+  virtual GraphMode
+  graphMode(FunctionKey function, bool enabled,
+            const std::vector<int64_t> &ranks,
+            const std::vector<std::vector<void *>> &buffers) = 0;
+  /// Runs `body` (the host code: the program's entry) on `rank` as `call`
+  /// says. The call's outputs are kept by the function's slot from now on
+  /// (freed arrays' buffers come back through idleOutput). A capture that
+  /// fails does not fail the run: it runs plainly.
+  virtual tprt_status runEntry(int64_t rank, const EntryCall &call,
+                               tprt_rank_context *ctx,
+                               const std::function<tprt_status()> &body) = 0;
 };
 
 /// What a world whose ranks live in several processes (`mpi`: one rank a

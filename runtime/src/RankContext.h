@@ -21,6 +21,9 @@ struct tprt_rank_context_s {
   /// A GPU rank's state (DeviceRanks::rankState) for its table's entries.
   void *device = nullptr;
   tprt_status error = nullptr;
+  /// The host code runs in a graph capture: a failure is the capture's (the
+  /// run goes on plainly), not the world's.
+  bool capturing = false;
   int64_t gemmCalls = 0;
   double gemmFlops = 0, gemmSeconds = 0;
 };
@@ -38,15 +41,16 @@ inline void recordGemm(tprt_rank_context *ctx, Clock::time_point start,
       std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-/// Keeps the rank's first failure and aborts the other ranks; a later one
-/// is dropped.
+/// Keeps the rank's first failure and aborts the other ranks (not in a
+/// graph capture: nothing ran); a later one is dropped.
 inline void fail(tprt_rank_context *ctx, tprt_status status) {
   if (ctx->error) {
     tprt_status_free(status);
     return;
   }
   ctx->error = status;
-  ctx->comm->abort(status);
+  if (!ctx->capturing)
+    ctx->comm->abort(status);
 }
 
 /// Runs `call` unless the rank already failed; keeps its failure.

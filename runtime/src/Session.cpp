@@ -53,6 +53,7 @@
 #include <cblas.h>
 #include <cmath>
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -197,8 +198,14 @@ struct RunState {
   tprt_world *world = nullptr;
   std::shared_ptr<SessionWorld> keep;
   EntryFn entry = nullptr;
-  /// The program's checksum (its kernels' key on a GPU world).
+  /// The program's checksum (its kernels' key on a GPU world) and the
+  /// function's index.
   uint64_t program = 0;
+  int32_t functionIndex = 0;
+  /// On a GPU world, runs on arrays: how the ranks run the entry
+  /// (GraphMode, decided for every rank before they run).
+  bool graphed = false;
+  GraphMode graphMode = GraphMode::Plain;
   /// Each rank's slot for the function's arena (SessionWorld::arenas), when
   /// it has one.
   std::vector<void *> *arenas = nullptr;
@@ -278,22 +285,22 @@ tprt_status runRank(RunState &s, EntryFn entry, int64_t rank) {
       return status;
     device->useProgram(rank, s.program);
     // Every buffer, results included (zeros), goes to the device, but for
-    // arrays already there; results that stay are zeroed there.
+    // arrays already there; results that stay are zeroed there, by the
+    // entry's body below (in its graph), in the buffers of the function's
+    // last results where their arrays were freed (DeviceRanks::idleOutput).
     for (size_t i = 0; i < pointers.size(); ++i) {
       if (donor(i) >= 0) {
         pointers[i] = pointers[static_cast<size_t>(donor(i))];
         continue;
       }
-      if (resident(i))
+      bool stays = s.resultsStay && i >= s.numInputs;
+      if (resident(i) || (stays && pointers[i]))
         continue;
       size_t bytes = s.sizes[rank][i];
       void *ptr = nullptr;
       tprt_status status = device->alloc(rank, bytes, &ptr);
-      if (!status)
-        status =
-            s.resultsStay && i >= s.numInputs
-                ? device->zero(rank, ptr, bytes)
-                : device->copyToDevice(rank, ptr, s.pointers[rank][i], bytes);
+      if (!status && !stays)
+        status = device->copyToDevice(rank, ptr, s.pointers[rank][i], bytes);
       pointers[i] = ptr;
       if (status) {
         for (size_t j = i + 1; j < pointers.size(); ++j)
@@ -349,7 +356,33 @@ tprt_status runRank(RunState &s, EntryFn entry, int64_t rank) {
     buffers = entryBuffers.data();
   }
   Clock::time_point start = Clock::now();
-  entry(ctx, buffers);
+  if (device) {
+    EntryCall call;
+    call.function = {s.program, s.functionIndex};
+    call.name = fn.name.c_str();
+    call.graphed = s.graphed;
+    call.mode = s.graphMode;
+    call.buffers.assign(buffers,
+                        buffers + (entryBuffers.empty() ? pointers.size()
+                                                        : entryBuffers.size()));
+    for (size_t i = s.numInputs; i < pointers.size() && s.resultsStay; ++i)
+      if (donor(i) < 0) {
+        call.outputs.push_back(pointers[i]);
+        call.outputBytes.push_back(s.sizes[rank][i]);
+      }
+    auto body = [&]() -> tprt_status {
+      for (size_t i = 0; i < call.outputs.size(); ++i)
+        if (tprt_status zeroed =
+                device->zero(rank, call.outputs[i], call.outputBytes[i]))
+          return zeroed;
+      entry(ctx, buffers);
+      return nullptr;
+    };
+    if (tprt_status failed = device->runEntry(rank, call, ctx, body))
+      fail(ctx, failed);
+  } else {
+    entry(ctx, buffers);
+  }
   if (device && s.deviceTiming)
     device->endRun(rank);
   status = tprt_rank_context_take_status(ctx);
@@ -579,6 +612,8 @@ tprt_status tprt::createSession(const tprt_mesh *mesh,
   created->deviceTiming =
       optionField(options, &tprt_session_options::device_timing, int32_t{0}) !=
       0;
+  created->noGraphs =
+      optionField(options, &tprt_session_options::no_graphs, int32_t{0}) != 0;
   created->skipReplicaCheck =
       optionField(options, &tprt_session_options::skip_replica_check,
                   int32_t{0}) != 0;
@@ -865,6 +900,7 @@ tprt_status prepareRun(tprt_session *session, const tprt_program *program,
     state->arenas = &slots;
   }
   state->program = program->checksum;
+  state->functionIndex = function;
   int64_t here = tprt_world_num_local_ranks(state->world);
   int blas = session->world->blasThreads;
   if (blas > 0 && openblas_get_num_threads() != blas)
@@ -1378,6 +1414,14 @@ tprt_status runArrays(tprt_session *session, const tprt_program *program,
                      inputs[i]->id, " is donated, and is input #", j,
                      " too; a donated array may be passed once");
   DeviceRanks *device = state->world->device();
+  bool graphs = device && !session->noGraphs && !device->graphRefusal();
+  if (device && !session->noGraphs && !graphs && !session->saidNoGraphs) {
+    session->saidNoGraphs = true;
+    std::fprintf(stderr,
+                 "tprt: CUDA graphs off on the '%s' backend: %s; runs launch "
+                 "each op\n",
+                 session->backend.c_str(), device->graphRefusal());
+  }
   state->resident.assign(state->pointers.size(), {});
   state->kept.assign(state->pointers.size(), {});
   state->resultsStay = device != nullptr;
@@ -1404,8 +1448,13 @@ tprt_status runArrays(tprt_session *session, const tprt_program *program,
         state->pointers[rank].push_back(inputs[donor]->shards[k]);
         state->resident[rank].push_back(1);
       } else if (device) {
-        // Allocated and zeroed on the device by the rank.
-        state->pointers[rank].push_back(nullptr);
+        // Zeroed on the device by the rank: in the buffer of the function's
+        // last result #i once its array was freed (its graph's), else in one
+        // it allocates.
+        state->pointers[rank].push_back(
+            graphs ? device->idleOutput(rank, {program->checksum, function},
+                                        static_cast<size_t>(i), bytes)
+                   : nullptr);
         state->resident[rank].push_back(0);
       } else {
         // The rank's memory is this process's: the result's own buffer,
@@ -1415,6 +1464,23 @@ tprt_status runArrays(tprt_session *session, const tprt_program *program,
         state->resident[rank].push_back(1);
       }
     }
+  }
+  if (device) {
+    // How the ranks run it (CUDA graphs): the same for all, from each
+    // rank's entry buffers (arguments, results not donated, arena).
+    std::vector<std::vector<void *>> entryBuffers;
+    for (int64_t rank : session->localRanks) {
+      std::vector<void *> &b = entryBuffers.emplace_back();
+      for (size_t i = 0; i < state->pointers[rank].size(); ++i)
+        if (i < state->numInputs ||
+            f.donor(static_cast<int32_t>(i - state->numInputs)) < 0)
+          b.push_back(state->pointers[rank][i]);
+      if (state->arenas)
+        b.push_back((*state->arenas)[static_cast<size_t>(rank)]);
+    }
+    state->graphed = true;
+    state->graphMode = device->graphMode({program->checksum, function}, graphs,
+                                         session->localRanks, entryBuffers);
   }
   // tprt_session_local_result keeps the last tprt_session_run's: a run on
   // arrays has its results' shards in the arrays (tprt_array_fetch_shard).

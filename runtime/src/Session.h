@@ -103,6 +103,10 @@ struct tprt_session_s {
   bool deviceTiming = false;
   /// tprt_session_options.skip_replica_check.
   bool skipReplicaCheck = false;
+  /// tprt_session_options.no_graphs, and whether the session said why its
+  /// world captures no graph.
+  bool noGraphs = false;
+  bool saidNoGraphs = false;
   /// Made the world; null: tprt_world_create with `backend`. Declared before
   /// `world`, which it may outlive only (an MPI communicator it holds).
   tprt::WorldMaker makeWorld;

@@ -7,7 +7,7 @@
 // tp-run {model.mlir | model.so} [--entry NAME]
 //        [--inputs a.npy,b.npy | --random-inputs [--seed N]]
 //        [--output-dir DIR] [--verify] [--backend cpu|cuda] [--profile]
-//        [--timeout-ms N]
+//        [--timeout-ms N] [--repeat N] [--no-graphs]
 //
 // 1. A .mlir model is compiled with tp-compile (next to this tool) first.
 // 2. The inputs (.npy or random) are checked against the program's manifest
@@ -44,7 +44,9 @@
 // best and median wall time, and checks the warm-up run's results against
 // the first; a result written in a donated argument (tp.donate) is that
 // argument in the next run, as a training loop carries its state (under
-// MPI, N runs on global inputs);
+// MPI, N runs on global inputs); on GPU ranks the first timed run is
+// captured as a CUDA graph per rank and the others replay it (--no-graphs:
+// every op launched by the host, every run);
 // --all-entries runs (and verifies) every function of the program.
 //
 // Exit codes: 0 ran (and passed), 1 verification failed, 2 bad input or a
@@ -92,6 +94,7 @@ struct Options {
   std::string outputDir;
   bool verify = false;
   bool profile = false;
+  bool noGraphs = false;
   int64_t timeoutMs = 0;
   std::string comm = "local";
   bool commGiven = false;
@@ -145,7 +148,11 @@ const char *kHelp =
     "                               collectives and copies\n"
     "  --repeat N                   place the arguments once, warm up, run\n"
     "                               N times on one session, print the best\n"
-    "                               and median wall time\n"
+    "                               and median wall time; on GPU ranks the\n"
+    "                               first timed run is captured as a CUDA\n"
+    "                               graph and the others replay it\n"
+    "  --no-graphs                  never capture CUDA graphs: every run\n"
+    "                               launches each op\n"
     "  --shards-in-place            the --repeat runs read each device's\n"
     "                               input shards cut once before the first\n"
     "                               and leave results as shards (as an\n"
@@ -252,6 +259,8 @@ Options parse(int argc, char **argv) {
       o.verify = true;
     } else if (a == "--profile") {
       o.profile = true;
+    } else if (a == "--no-graphs") {
+      o.noGraphs = true;
     } else if (a == "--backend") {
       std::string backend = value(i, a);
       if (backend != "cpu" && backend != "cuda")
@@ -642,6 +651,7 @@ void printDeviceProfile(const tprt_session *session, int64_t numRanks,
     if (tprt_status st = tprt_session_device_profile(session, r, &p))
       failStatus("device profile", st);
     run = std::max(run, p.run_seconds);
+    total.graph_launches += p.graph_launches;
     total.kernel_launches += p.kernel_launches;
     total.kernel_seconds += p.kernel_seconds;
     total.gemm_calls += p.gemm_calls;
@@ -678,6 +688,10 @@ void printDeviceProfile(const tprt_session *session, int64_t numRanks,
     std::printf("  %-15s %6lld copies %23s %10.3f ms\n", "device copies",
                 static_cast<long long>(total.copies), "",
                 total.copy_seconds * 1e3);
+  if (total.graph_launches)
+    std::printf("  %-15s %6lld launches (the ops ran as one CUDA graph per "
+                "rank; --no-graphs times each)\n",
+                "cuda graphs", static_cast<long long>(total.graph_launches));
   // The last run as a whole: its device time (first op to last, on the
   // slowest rank) against its wall time; the rest is the host's.
   std::printf("  %-15s %38.3f ms on the device (slowest rank), %.3f ms wall: "
@@ -712,6 +726,7 @@ RunResult run(const Options &o, const std::string &comm,
   options.device_timing = o.profile && o.cuda;
   // --verify compares every replica itself, element by element.
   options.skip_replica_check = o.verify;
+  options.no_graphs = o.noGraphs;
   if (tprt_status s = tprt_session_create(mesh, &options, &r.session))
     failStatus("cannot create a session", s);
   std::vector<tprt_host_tensor> in, out;

@@ -628,12 +628,25 @@ typedef struct tprt_session_options {
    * device's copy of a replicated shard is not its first replica's, byte for
    * byte: a program that broke its sharding is not gathered silently. */
   int32_t skip_replica_check;
+  /* Nonzero: never capture CUDA graphs. By default a GPU session runs a
+   * function's first run on arrays (tprt_session_run_arrays) op by op (its
+   * warm-up: kernels loaded, communicators made), captures its second run
+   * on each rank's stream into a CUDA graph, and from then on replays the
+   * graph whenever the run's buffers are those it was captured with: the
+   * same input arrays' memory, and results in the buffers of the last run's
+   * results once their arrays are freed (a run whose buffers moved captures
+   * again and updates the graph in place, cuGraphExecUpdate). A function
+   * whose capture fails on any rank (a library call that refuses capture, a
+   * copy from host memory) runs op by op from then on, and the session says
+   * so once on stderr. Runs on host tensors (tprt_session_run, _shards)
+   * never capture: their buffers are new every run. */
+  int32_t no_graphs;
 } tprt_session_options;
 
 /* Defaults: the default timeout, the "local" backend, pending sums on the
- * first member, no device timing, replicas checked. */
+ * first member, no device timing, replicas checked, CUDA graphs. */
 #define TPRT_SESSION_OPTIONS_INIT                                              \
-  { (uint32_t)sizeof(tprt_session_options), 0, NULL, 0, 0, 0 }
+  { (uint32_t)sizeof(tprt_session_options), 0, NULL, 0, 0, 0, 0 }
 
 /* `options` may be NULL. A rank thread the system refuses (a limit on a
  * process's or user's threads) is TPRT_UNAVAILABLE naming the rank; nothing
@@ -802,10 +815,14 @@ typedef struct tprt_device_profile {
    * against PyTorch's CUDA-event time of the same step; the host's overhead
    * per run is the run's wall time less this. */
   double run_seconds;
+  /* 1 when the run replayed its CUDA graph (tprt_session_options.no_graphs):
+   * its ops ran as one launch, so only run_seconds is timed and the figures
+   * by kind of op are zero. */
+  int64_t graph_launches;
 } tprt_device_profile;
 
 #define TPRT_DEVICE_PROFILE_INIT                                               \
-  { (uint32_t)sizeof(tprt_device_profile), 0, 0, 0, 0, {0}, {0}, 0, 0, 0 }
+  { (uint32_t)sizeof(tprt_device_profile), 0, 0, 0, 0, {0}, {0}, 0, 0, 0, 0 }
 
 /* TPRT_INVALID_ARGUMENT unless the session's last run was on a GPU world with
  * device_timing. */

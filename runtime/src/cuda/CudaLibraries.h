@@ -72,7 +72,14 @@ struct Driver {
   X(cuModuleLoadData)                                                          \
   X(cuModuleGetFunction)                                                       \
   X(cuModuleUnload)                                                            \
-  X(cuLaunchKernel)
+  X(cuLaunchKernel)                                                            \
+  X(cuStreamBeginCapture)                                                      \
+  X(cuStreamEndCapture)                                                        \
+  X(cuGraphInstantiate)                                                        \
+  X(cuGraphExecUpdate)                                                         \
+  X(cuGraphLaunch)                                                             \
+  X(cuGraphExecDestroy)                                                        \
+  X(cuGraphDestroy)
 #define TPRT_CUDA_MEMBER(name) decltype(&::name) name = nullptr;
   TPRT_CUDA_DRIVER_FUNCTIONS(TPRT_CUDA_MEMBER)
   int version = 0; // cuDriverGetVersion, e.g. 13000

@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <chrono>
 #include <climits>
+#include <cstdio>
 #include <thread>
 
 #ifdef TPRT_HAS_CUDA_HEADERS
@@ -155,6 +156,7 @@ void CudaRank::end(const Span &span) {
 
 void CudaRank::startTiming() {
   timing = true;
+  graphLaunches = 0;
   tprt_status_free(timingError);
   timingError = nullptr;
   runSpan = begin(Run);
@@ -170,6 +172,7 @@ tprt_status CudaRank::takeTiming(tprt_device_profile *profile) {
   *profile = TPRT_DEVICE_PROFILE_INIT;
   tprt_status status = timingError;
   timingError = nullptr;
+  profile->graph_launches = graphLaunches;
   for (const Timed &t : spans) {
     float ms = 0;
     if (!status)
@@ -231,10 +234,24 @@ tprt_status tprt::cuda::createRank(const Driver *cu, const Cublas *blas,
                    "cublasSetStream");
 }
 
+void CudaRank::releaseGraphs() {
+  for (auto &[key, slot] : graphs) {
+    if (slot.exec)
+      cu->cuGraphExecDestroy(slot.exec);
+    for (size_t i = 0; i < slot.outputs.size(); ++i)
+      if (slot.idle[i])
+        cu->cuMemFreeAsync(reinterpret_cast<CUdeviceptr>(slot.outputs[i]),
+                           stream);
+  }
+  graphs.clear();
+  outputs.clear();
+}
+
 void tprt::cuda::destroyRank(CudaRank &rank) {
   if (!rank.context)
     return;
   rank.cu->cuCtxSetCurrent(rank.context);
+  rank.releaseGraphs();
   if (rank.stream)
     rank.cu->cuStreamSynchronize(rank.stream);
   if (rank.handle)
@@ -509,7 +526,226 @@ tprt_status CudaRanks::alloc(int64_t rank, size_t bytes, void **ptr) {
 
 void CudaRanks::release(int64_t rank, void *ptr) {
   CudaRank &r = gpu(rank);
+  // A function's result buffer is kept for its next run (idleOutput).
+  if (auto kept = r.outputs.find(ptr); kept != r.outputs.end()) {
+    r.graphs[kept->second.first].idle[kept->second.second] = 1;
+    return;
+  }
   r.cu->cuMemFreeAsync(devicePointer(ptr), r.stream);
+}
+
+void *CudaRanks::idleOutput(int64_t rank, FunctionKey function, size_t index,
+                            size_t bytes) {
+  CudaRank &r = gpu(rank);
+  auto it = r.graphs.find(function);
+  if (it == r.graphs.end())
+    return nullptr;
+  CudaRank::GraphSlot &slot = it->second;
+  if (index >= slot.outputs.size() || !slot.idle[index] ||
+      slot.outputBytes[index] != bytes)
+    return nullptr;
+  slot.idle[index] = 0;
+  return slot.outputs[index];
+}
+
+GraphMode
+CudaRanks::graphMode(FunctionKey function, bool enabled,
+                     const std::vector<int64_t> &ranks,
+                     const std::vector<std::vector<void *>> &buffers) {
+  if (!enabled || graphRefusal())
+    return GraphMode::Plain;
+  // Every rank has a slot (made here), has run the function as often, and
+  // refused it together.
+  bool plain = false, replay = true;
+  for (size_t k = 0; k < ranks.size(); ++k) {
+    CudaRank &r = gpu(ranks[k]);
+    CudaRank::GraphSlot &slot = r.graphs[function];
+    plain = plain || !slot.refused.empty() || slot.runs == 0;
+    replay = replay && slot.exec && slot.buffers == buffers[k] &&
+             slot.generation == r.generation;
+  }
+  return plain    ? GraphMode::Plain
+         : replay ? GraphMode::Replay
+                  : GraphMode::Capture;
+}
+
+namespace {
+
+/// Every axis of `mesh`: the group of all its ranks.
+tprt_axes allAxes(const tprt_mesh &mesh) {
+  tprt_axes axes{mesh.rank, {}};
+  for (int32_t i = 0; i < mesh.rank; ++i)
+    axes.axes[i] = i;
+  return axes;
+}
+
+/// The message of `status` (freed), or "".
+std::string takeMessage(tprt_status status) {
+  if (!status)
+    return "";
+  std::string message = tprt_status_message(status);
+  tprt_status_free(status);
+  return message;
+}
+
+} // namespace
+
+tprt_status CudaRanks::runEntry(int64_t rank, const EntryCall &call,
+                                tprt_rank_context *ctx,
+                                const std::function<tprt_status()> &body) {
+  if (!call.graphed)
+    return body();
+  CudaRank &r = gpu(rank);
+  const FunctionKey &function = call.function;
+  const std::vector<void *> &outputs = call.outputs;
+  GraphMode mode = call.mode;
+  CudaRank::GraphSlot *slot = nullptr;
+  if (auto it = r.graphs.find(function); it != r.graphs.end())
+    slot = &it->second;
+  // The results' buffers are the slot's from now on: the arrays of the last
+  // run's that are still held are theirs alone (freed as any other), the
+  // idle ones are freed.
+  auto adoptOutputs = [&] {
+    if (!slot || !slot->refused.empty())
+      return;
+    slot->outputs.resize(outputs.size(), nullptr);
+    slot->idle.resize(outputs.size(), 0);
+    slot->outputBytes.resize(outputs.size(), 0);
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      void *&kept = slot->outputs[i];
+      if (kept == outputs[i])
+        continue;
+      if (kept) {
+        r.outputs.erase(kept);
+        if (slot->idle[i])
+          r.cu->cuMemFreeAsync(devicePointer(kept), r.stream);
+      }
+      kept = outputs[i];
+      slot->idle[i] = 0;
+      slot->outputBytes[i] = call.outputBytes[i];
+      r.outputs[kept] = {function, i};
+    }
+  };
+  if (mode == GraphMode::Plain) {
+    tprt_status status = body();
+    if (slot) {
+      slot->runs += 1;
+      adoptOutputs();
+    }
+    return status;
+  }
+  tprt_communicator *comm = ctx->comm;
+  if (mode == GraphMode::Replay) {
+    tprt_status status =
+        r.check(r.cu->cuGraphLaunch(slot->exec, r.stream), "cuGraphLaunch");
+    slot->runs += 1;
+    // The same ops ran: the figures are the captured run's.
+    comm->stats = slot->stats;
+    ctx->gemmCalls = slot->gemmCalls;
+    ctx->gemmFlops = slot->gemmFlops;
+    if (r.timing)
+      r.graphLaunches += 1;
+    return status;
+  }
+
+  // Capture: the host code runs with the stream recording, nothing timed
+  // but the whole run.
+  bool timing = r.timing;
+  r.timing = false;
+  ctx->capturing = true;
+  std::string why;
+  CUgraph graph = nullptr;
+  if (CUresult began = r.cu->cuStreamBeginCapture(
+          r.stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+      began != CUDA_SUCCESS) {
+    why = takeMessage(r.check(began, "cuStreamBeginCapture"));
+  } else {
+    why = takeMessage(body());
+    if (why.empty() && ctx->error)
+      why = tprt_status_message(ctx->error);
+    CUresult ended = r.cu->cuStreamEndCapture(r.stream, &graph);
+    if (ended != CUDA_SUCCESS && why.empty())
+      why = takeMessage(r.check(ended, "cuStreamEndCapture"));
+  }
+  ctx->capturing = false;
+  r.timing = timing;
+  // Every rank captured, or none replays: a rank whose graph lacks a
+  // collective would leave its peers waiting in theirs.
+  int32_t ok = why.empty() ? 1 : 0;
+  if (tprt_mesh_num_devices(&comm->mesh()) > 1) {
+    tprt_communicator *host = hostCommunicator(rank);
+    if (tprt_status agreed = host->allReduce(&ok, &ok, 1, TPRT_I32, TPRT_MIN,
+                                             allAxes(host->mesh()))) {
+      if (graph)
+        r.cu->cuGraphDestroy(graph);
+      return agreed;
+    }
+    if (!ok && why.empty())
+      why = "another rank's capture failed";
+  }
+  tprt_status status = nullptr;
+  if (ok) {
+    if (slot->exec) {
+      // The same ops on other buffers: the graph is updated in place.
+      CUgraphExecUpdateResultInfo info{};
+      if (r.cu->cuGraphExecUpdate(slot->exec, graph, &info) != CUDA_SUCCESS) {
+        r.cu->cuGraphExecDestroy(slot->exec);
+        slot->exec = nullptr;
+      }
+    }
+    if (!slot->exec)
+      status = r.check(r.cu->cuGraphInstantiate(&slot->exec, graph, 0),
+                       "cuGraphInstantiate");
+    r.cu->cuGraphDestroy(graph);
+    if (!status)
+      status =
+          r.check(r.cu->cuGraphLaunch(slot->exec, r.stream), "cuGraphLaunch");
+    if (status) {
+      fail(ctx, status);
+      return nullptr;
+    }
+    if (r.timing)
+      r.graphLaunches += 1;
+    slot->runs += 1;
+    slot->buffers = call.buffers;
+    slot->generation = r.generation;
+    slot->stats = comm->stats;
+    slot->gemmCalls = ctx->gemmCalls;
+    slot->gemmFlops = ctx->gemmFlops;
+    adoptOutputs();
+    return nullptr;
+  }
+  // Nothing ran: the run goes on plainly, and so does every later one.
+  if (graph)
+    r.cu->cuGraphDestroy(graph);
+  if (slot->exec) {
+    r.cu->cuGraphExecDestroy(slot->exec);
+    slot->exec = nullptr;
+  }
+  slot->refused = why;
+  if (rank == firstRank)
+    std::fprintf(stderr,
+                 "tprt: CUDA graphs off for '%s': rank %lld: %s; its runs "
+                 "launch each op\n",
+                 call.name, static_cast<long long>(rank), why.c_str());
+  tprt_status_free(ctx->error);
+  ctx->error = nullptr;
+  tprt_communicator_reset_stats(comm);
+  ctx->gemmCalls = 0;
+  ctx->gemmFlops = 0;
+  ctx->gemmSeconds = 0;
+  tprt_status plain = body();
+  slot->runs += 1;
+  // Its outputs are ordinary buffers now.
+  for (void *kept : slot->outputs)
+    r.outputs.erase(kept);
+  for (size_t i = 0; i < slot->outputs.size(); ++i)
+    if (slot->idle[i])
+      r.cu->cuMemFreeAsync(devicePointer(slot->outputs[i]), r.stream);
+  slot->outputs.clear();
+  slot->idle.clear();
+  slot->outputBytes.clear();
+  return plain;
 }
 
 tprt_status CudaRanks::zero(int64_t rank, void *ptr, size_t bytes) {

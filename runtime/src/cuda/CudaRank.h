@@ -97,6 +97,39 @@ struct CudaRank {
   /// The first failure to record a span (reported by takeTiming).
   tprt_status timingError = nullptr;
 
+  /// CUDA graphs (GraphMode): one slot per function the rank ran.
+  struct GraphSlot {
+    /// Runs so far (the first is plain: the warm-up).
+    int64_t runs = 0;
+    /// Why its capture failed: it runs plainly from then on.
+    std::string refused;
+    CUgraphExec exec = nullptr;
+    /// The entry buffers and the rank's generation it was captured with.
+    std::vector<void *> buffers;
+    uint64_t generation = 0;
+    /// The buffers of its last run's results, whether each is idle (its
+    /// array freed: kept for the next run), and their bytes.
+    std::vector<void *> outputs;
+    std::vector<char> idle;
+    std::vector<size_t> outputBytes;
+    /// What the captured run counted (collectives, GEMMs), counted again
+    /// for each replay: the same ops ran.
+    tprt_comm_stats stats{};
+    int64_t gemmCalls = 0;
+    double gemmFlops = 0;
+  };
+  std::map<std::pair<uint64_t, int32_t>, GraphSlot> graphs;
+  /// Which slot's result buffer each kept output is (its index there).
+  std::map<void *, std::pair<std::pair<uint64_t, int32_t>, size_t>> outputs;
+  /// Bumped whenever a buffer a graph may read outside the entry's own (a
+  /// collective's staging buffer) is freed: graphs of an older generation
+  /// are captured again.
+  uint64_t generation = 0;
+  /// Frees the slots' graphs and idle outputs.
+  void releaseGraphs();
+  /// Graph launches of the timed run (tprt_device_profile.graph_launches).
+  int64_t graphLaunches = 0;
+
 private:
   CUevent event();
 };
@@ -137,6 +170,15 @@ public:
   tprt_status synchronize(int64_t rank) override;
   tprt_status startTiming(int64_t rank) override;
   void endRun(int64_t rank) override { gpu(rank).endRun(); }
+  const char *graphRefusal() const override { return nullptr; }
+  void *idleOutput(int64_t rank, FunctionKey function, size_t index,
+                   size_t bytes) override;
+  GraphMode graphMode(FunctionKey function, bool enabled,
+                      const std::vector<int64_t> &ranks,
+                      const std::vector<std::vector<void *>> &buffers) override;
+  tprt_status runEntry(int64_t rank, const EntryCall &call,
+                       tprt_rank_context *ctx,
+                       const std::function<tprt_status()> &body) override;
   tprt_status takeTiming(int64_t rank, tprt_device_profile *profile) override;
   const tprt_rt_table *table() const override { return cudaFunctions(); }
   void *rankState(int64_t rank) override { return &gpu(rank); }
@@ -153,6 +195,9 @@ protected:
   int64_t firstRank = 0;
   /// The communicator whose world's abort ends the rank's waits.
   virtual tprt_communicator *rankCommunicator(int64_t rank) = 0;
+  /// The communicator of host memory under the rank's (local or mpi): how
+  /// the ranks agree that every capture succeeded.
+  virtual tprt_communicator *hostCommunicator(int64_t rank) = 0;
   std::vector<CudaRank> gpus;
 };
 

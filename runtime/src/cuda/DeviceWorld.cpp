@@ -369,8 +369,10 @@ private:
   tprt_status reserveScratch(size_t bytes) {
     if (scratchBytes >= bytes && scratch)
       return nullptr;
-    if (scratch)
+    if (scratch) {
       gpu->cu->cuMemFreeAsync(scratch, gpu->stream);
+      gpu->generation += 1;
+    }
     scratch = 0;
     scratchBytes = 0;
     if (tprt_status s =
@@ -446,10 +448,20 @@ public:
     return communicators[static_cast<size_t>(rank)].get();
   }
   DeviceRanks *device() override { return this; }
+  const char *graphRefusal() const override {
+    // A collective meets its members on the host (their events and
+    // pointers), which a replay would skip.
+    return ranks.size() > 1 ? "the 'device' communicator meets its ranks on "
+                              "the host in every collective"
+                            : nullptr;
+  }
 
 private:
   tprt_communicator *rankCommunicator(int64_t rank) override {
     return communicator(rank);
+  }
+  tprt_communicator *hostCommunicator(int64_t rank) override {
+    return hostWorld->communicator(rank);
   }
 
   tprt_world *hostWorld = nullptr;

@@ -277,6 +277,8 @@ public:
     mine.clear();
   }
 
+  tprt_communicator *hostCommunicator() const { return host; }
+
   /// Frees the staging buffers (at the end of a run, stream-ordered).
   void releaseScratch() {
     for (Scratch *s : {&first, &second})
@@ -312,8 +314,11 @@ private:
   tprt_status scratch(size_t bytes, void **ptr, bool useSecond = false) {
     Scratch &s = useSecond ? second : first;
     if (s.bytes < bytes) {
-      if (s.ptr)
+      // A graph captured with the old buffer must not replay.
+      if (s.ptr) {
         gpu->cu->cuMemFreeAsync(s.ptr, gpu->stream);
+        gpu->generation += 1;
+      }
       s = Scratch();
       if (tprt_status st =
               gpu->check(gpu->cu->cuMemAllocAsync(&s.ptr, bytes, gpu->stream),
@@ -566,6 +571,10 @@ public:
 private:
   tprt_communicator *rankCommunicator(int64_t rank) override {
     return communicator(rank);
+  }
+  tprt_communicator *hostCommunicator(int64_t rank) override {
+    return communicators[static_cast<size_t>(rank - firstRank)]
+        ->hostCommunicator();
   }
 
   bool overMpi;

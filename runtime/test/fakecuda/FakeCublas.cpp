@@ -14,14 +14,19 @@
 
 #include <cublas_v2.h>
 
+#include <map>
 #include <mutex>
 #include <set>
 #include <string>
+#include <vector>
 
 namespace {
 
 std::mutex mutex;
 std::set<const void *> handles;
+/// Each handle's stream (cublasSetStream): a GEMM on a capturing stream is
+/// recorded in the capture.
+std::map<const void *, const void *> streams;
 
 bool isHandle(cublasHandle_t handle) {
   std::lock_guard<std::mutex> lock(mutex);
@@ -48,9 +53,10 @@ size_t elementSize(cudaDataType type) {
 }
 
 /// Whether a column-major `rows` x `cols` matrix with leading dimension `ld`
-/// (and `batch` of them `stride` elements apart) lies in device memory.
+/// (and `batch` of them `stride` elements apart) lies in device memory; its
+/// extent is added to `ranges`.
 bool inDevice(const void *ptr, cudaDataType type, int rows, int cols, int ld,
-              long long stride, int batch) {
+              long long stride, int batch, std::vector<FakeRange> &ranges) {
   size_t size = elementSize(type);
   if (!size || ld < rows || ld < 1 || rows < 0 || cols < 0 || batch < 0)
     return false;
@@ -59,6 +65,7 @@ bool inDevice(const void *ptr, cudaDataType type, int rows, int cols, int ld,
   size_t last = static_cast<size_t>(ld) * static_cast<size_t>(cols - 1) +
                 static_cast<size_t>(rows) +
                 static_cast<size_t>(stride) * static_cast<size_t>(batch - 1);
+  ranges.push_back({reinterpret_cast<uintptr_t>(ptr), last * size});
   return tprtFakeIsDevice(reinterpret_cast<uintptr_t>(ptr), last * size) != 0;
 }
 
@@ -77,10 +84,19 @@ cublasStatus_t gemm(const char *call, cublasHandle_t handle,
   if (!alpha || !beta || m < 0 || n < 0 || k < 0)
     return fail(call, CUBLAS_STATUS_INVALID_VALUE);
   bool transA = ta != CUBLAS_OP_N, transB = tb != CUBLAS_OP_N;
-  if (!inDevice(a, at, transA ? k : m, transA ? m : k, lda, sa, batch) ||
-      !inDevice(b, bt, transB ? n : k, transB ? k : n, ldb, sb, batch) ||
-      !inDevice(c, ct, m, n, ldc, sc, batch))
+  std::vector<FakeRange> ranges;
+  if (!inDevice(a, at, transA ? k : m, transA ? m : k, lda, sa, batch,
+                ranges) ||
+      !inDevice(b, bt, transB ? n : k, transB ? k : n, ldb, sb, batch,
+                ranges) ||
+      !inDevice(c, ct, m, n, ldc, sc, batch, ranges))
     return fail(call, CUBLAS_STATUS_INVALID_VALUE);
+  const void *stream = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    stream = streams[handle];
+  }
+  tprtFakeCapture(stream, call, ranges.data(), static_cast<int>(ranges.size()));
   return CUBLAS_STATUS_SUCCESS;
 }
 
@@ -123,6 +139,7 @@ cublasStatus_t cublasDestroy(cublasHandle_t handle) {
   tprtFakeCount("cublasDestroy", 1);
   {
     std::lock_guard<std::mutex> lock(mutex);
+    streams.erase(handle);
     if (!handles.erase(handle))
       handle = nullptr;
   }
@@ -132,11 +149,13 @@ cublasStatus_t cublasDestroy(cublasHandle_t handle) {
   return CUBLAS_STATUS_SUCCESS;
 }
 
-cublasStatus_t cublasSetStream(cublasHandle_t handle, cudaStream_t) {
+cublasStatus_t cublasSetStream(cublasHandle_t handle, cudaStream_t stream) {
   tprtFakeCount("cublasSetStream", 1);
-  return isHandle(handle)
-             ? CUBLAS_STATUS_SUCCESS
-             : fail("cublasSetStream", CUBLAS_STATUS_NOT_INITIALIZED);
+  if (!isHandle(handle))
+    return fail("cublasSetStream", CUBLAS_STATUS_NOT_INITIALIZED);
+  std::lock_guard<std::mutex> lock(mutex);
+  streams[handle] = stream;
+  return CUBLAS_STATUS_SUCCESS;
 }
 
 cublasStatus_t cublasSetWorkspace(cublasHandle_t handle, void *workspace,

@@ -18,8 +18,19 @@
 // or handle, a driver call with no current context) fails with the error
 // the real library would give and is counted as `error.<call>`.
 //
-// cuBLAS and NCCL link the fake driver and reach its census and its
-// allocations through the functions below.
+// CUDA graphs: a stream in capture (cuStreamBeginCapture) records the work
+// enqueued on it, kernels, copies, GEMMs and collectives, instead of doing
+// it; cuGraphLaunch replays the recorded nodes: each is counted as
+// `graph.replayed.<call>`, its device ranges are checked again (a graph that
+// reads memory freed since its capture fails with
+// CUDA_ERROR_ILLEGAL_ADDRESS), and copies are made then. What the real
+// driver refuses in a capture is refused and invalidates it: a copy to or
+// from pageable host memory, a stream synchronization or query, a
+// synchronous allocation on the capturing thread; so is freeing, inside a
+// capture, memory allocated outside it.
+//
+// cuBLAS and NCCL link the fake driver and reach its census, its
+// allocations and its captures through the functions below.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,5 +49,16 @@ FAKE_CUDA_API void tprtFakeCount(const char *name, long long n);
 FAKE_CUDA_API long long tprtFakeCounter(const char *name);
 /// Whether [ptr, ptr + bytes) lies inside one live device allocation.
 FAKE_CUDA_API int tprtFakeIsDevice(uintptr_t ptr, size_t bytes);
+
+/// A device range an op reads or writes.
+struct FakeRange {
+  uintptr_t ptr;
+  size_t bytes;
+};
+/// When `stream` (a CUstream) is capturing, adds a node for library call
+/// `call` that touches `ranges` (checked again at each replay) and returns
+/// 1; returns 0 when it is not: the caller does the op now.
+FAKE_CUDA_API int tprtFakeCapture(const void *stream, const char *call,
+                                  const FakeRange *ranges, int count);
 
 #endif // TPRT_FAKECUDA_FAKECUDA_H

@@ -21,13 +21,47 @@
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <string>
 #include <unistd.h>
+#include <vector>
 
 namespace {
+
+/// Device memory a capture allocated (a graph's memory node): it lives as
+/// long as the graphs and executable graphs made from the capture.
+struct GraphMemory {
+  std::vector<uintptr_t> blocks;
+  ~GraphMemory();
+};
+
+/// One piece of recorded work: the call that recorded it, the device ranges
+/// it touches, and what a replay does (copies; nothing for the rest).
+struct Node {
+  std::string call;
+  std::vector<FakeRange> ranges;
+  std::function<void()> run;
+};
+
+/// A stream's capture in progress.
+struct Capture {
+  std::vector<Node> nodes;
+  std::shared_ptr<GraphMemory> memory = std::make_shared<GraphMemory>();
+  /// The first call that invalidated it (CUDA_SUCCESS while it is valid).
+  CUresult broken = CUDA_SUCCESS;
+  bool relaxed = false;
+};
+
+/// A CUgraph or a CUgraphExec.
+struct Graph {
+  int kind; // 3: a graph, 4: an executable graph
+  std::vector<Node> nodes;
+  std::shared_ptr<GraphMemory> memory;
+};
 
 struct Census {
   std::mutex mutex;
@@ -39,6 +73,9 @@ struct Census {
   std::set<const void *> contexts, streams, events, modules;
   /// Each function handle and the module it came from.
   std::map<const void *, const void *> functions;
+  /// Streams in capture, and the graphs and executable graphs made.
+  std::map<const void *, Capture> captures;
+  std::set<const void *> graphs;
 
   ~Census() {
     const char *path = std::getenv("TPRT_FAKE_CUDA_CENSUS");
@@ -176,7 +213,58 @@ CUresult release(const char *call, CUdeviceptr ptr) {
   return CUDA_SUCCESS;
 }
 
+GraphMemory::~GraphMemory() {
+  for (uintptr_t block : blocks)
+    release("graph.memory.free", static_cast<CUdeviceptr>(block));
+}
+
+/// Captures this thread began in a mode other than relaxed: the thread may
+/// not make potentially unsafe calls (a synchronous allocation) meanwhile.
+thread_local int strictCaptures = 0;
+
+/// Whether `stream` is capturing.
+bool capturing(CUstream stream) {
+  if (!stream)
+    return false;
+  std::lock_guard<std::mutex> lock(census().mutex);
+  return census().captures.count(stream) != 0;
+}
+
+/// Invalidates `stream`'s capture: the call is refused with `result`, and
+/// so is the capture's end.
+CUresult breakCapture(const char *call, CUstream stream, CUresult result) {
+  {
+    std::lock_guard<std::mutex> lock(census().mutex);
+    auto it = census().captures.find(stream);
+    if (it != census().captures.end() && it->second.broken == CUDA_SUCCESS)
+      it->second.broken = result;
+  }
+  return fail(call, result);
+}
+
+/// Records `node` in `stream`'s capture; false when it is not capturing.
+bool record(CUstream stream, Node node) {
+  if (!stream)
+    return false;
+  std::lock_guard<std::mutex> lock(census().mutex);
+  auto it = census().captures.find(stream);
+  if (it == census().captures.end())
+    return false;
+  census().counts["graph.captured." + node.call] += 1;
+  it->second.nodes.push_back(std::move(node));
+  return true;
+}
+
 } // namespace
+
+FAKE_CUDA_API int tprtFakeCapture(const void *stream, const char *call,
+                                  const FakeRange *ranges, int count) {
+  Node node{call, std::vector<FakeRange>(ranges, ranges + count), nullptr};
+  return record(reinterpret_cast<CUstream>(const_cast<void *>(stream)),
+                std::move(node))
+             ? 1
+             : 0;
+}
 
 FAKE_CUDA_API void tprtFakeCount(const char *name, long long n) {
   count(name, n);
@@ -230,6 +318,21 @@ CUresult cuGetErrorName(CUresult error, const char **str) {
     break;
   case CUDA_ERROR_INVALID_DEVICE:
     *str = "CUDA_ERROR_INVALID_DEVICE";
+    break;
+  case CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED:
+    *str = "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED";
+    break;
+  case CUDA_ERROR_STREAM_CAPTURE_INVALIDATED:
+    *str = "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED";
+    break;
+  case CUDA_ERROR_ILLEGAL_STATE:
+    *str = "CUDA_ERROR_ILLEGAL_STATE";
+    break;
+  case CUDA_ERROR_ILLEGAL_ADDRESS:
+    *str = "CUDA_ERROR_ILLEGAL_ADDRESS";
+    break;
+  case CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE:
+    *str = "CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE";
     break;
   default:
     *str = "CUDA_ERROR_UNKNOWN";
@@ -330,6 +433,9 @@ CUresult cuStreamDestroy(CUstream stream) {
 
 CUresult cuStreamSynchronize(CUstream stream) {
   count("cuStreamSynchronize");
+  if (capturing(stream))
+    return breakCapture("cuStreamSynchronize", stream,
+                        CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
   return goodStream(stream)
              ? CUDA_SUCCESS
              : fail("cuStreamSynchronize", CUDA_ERROR_INVALID_HANDLE);
@@ -337,6 +443,9 @@ CUresult cuStreamSynchronize(CUstream stream) {
 
 CUresult cuStreamQuery(CUstream stream) {
   count("cuStreamQuery");
+  if (capturing(stream))
+    return breakCapture("cuStreamQuery", stream,
+                        CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
   return goodStream(stream) ? CUDA_SUCCESS
                             : fail("cuStreamQuery", CUDA_ERROR_INVALID_HANDLE);
 }
@@ -387,20 +496,52 @@ CUresult cuEventDestroy(CUevent event) {
 }
 
 CUresult cuMemAlloc(CUdeviceptr *dptr, size_t bytes) {
+  if (strictCaptures)
+    return fail("cuMemAlloc", CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
   return allocate("cuMemAlloc", dptr, bytes);
 }
 
-CUresult cuMemFree(CUdeviceptr dptr) { return release("cuMemFree", dptr); }
+CUresult cuMemFree(CUdeviceptr dptr) {
+  if (strictCaptures)
+    return fail("cuMemFree", CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+  return release("cuMemFree", dptr);
+}
 
 CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytes, CUstream stream) {
   if (!goodStream(stream))
     return fail("cuMemAllocAsync", CUDA_ERROR_INVALID_HANDLE);
-  return allocate("cuMemAllocAsync", dptr, bytes);
+  CUresult result = allocate("cuMemAllocAsync", dptr, bytes);
+  if (result == CUDA_SUCCESS && capturing(stream)) {
+    // A memory node: the graph owns the block, at the same address in
+    // every replay.
+    std::lock_guard<std::mutex> lock(census().mutex);
+    Capture &c = census().captures[stream];
+    c.memory->blocks.push_back(static_cast<uintptr_t>(*dptr));
+    c.nodes.push_back({"cuMemAllocAsync", {}, nullptr});
+    census().counts["graph.captured.cuMemAllocAsync"] += 1;
+  }
+  return result;
 }
 
 CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream stream) {
   if (!goodStream(stream))
     return fail("cuMemFreeAsync", CUDA_ERROR_INVALID_HANDLE);
+  if (capturing(stream)) {
+    std::lock_guard<std::mutex> lock(census().mutex);
+    Capture &c = census().captures[stream];
+    auto &blocks = c.memory->blocks;
+    if (std::find(blocks.begin(), blocks.end(), static_cast<uintptr_t>(dptr)) ==
+        blocks.end()) {
+      if (c.broken == CUDA_SUCCESS)
+        c.broken = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+      census().counts["error.cuMemFreeAsync"] += 1;
+      return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    }
+    // Freed with the graph's memory.
+    c.nodes.push_back({"cuMemFreeAsync", {}, nullptr});
+    census().counts["graph.captured.cuMemFreeAsync"] += 1;
+    return CUDA_SUCCESS;
+  }
   return release("cuMemFreeAsync", dptr);
 }
 
@@ -426,17 +567,38 @@ CUresult cuMemcpy2DAsync(const CUDA_MEMCPY2D *copy, CUstream stream) {
                    copy->dstXInBytes, copy->dstY, copy->dstPitch);
   if (!src || !dst || copy->srcPitch < width || copy->dstPitch < width)
     return fail("cuMemcpy2DAsync", CUDA_ERROR_INVALID_VALUE);
-  for (size_t r = 0; r < rows; ++r)
-    std::memmove(dst + (copy->dstY + r) * copy->dstPitch + copy->dstXInBytes,
-                 src + (copy->srcY + r) * copy->srcPitch + copy->srcXInBytes,
-                 width);
-  count("bytes.copy2d", static_cast<long long>(rows * width));
+  CUDA_MEMCPY2D c = *copy;
+  auto run = [c, src, dst, rows, width] {
+    for (size_t r = 0; r < rows; ++r)
+      std::memmove(dst + (c.dstY + r) * c.dstPitch + c.dstXInBytes,
+                   src + (c.srcY + r) * c.srcPitch + c.srcXInBytes, width);
+    count("bytes.copy2d", static_cast<long long>(rows * width));
+  };
+  if (capturing(stream)) {
+    if (copy->srcMemoryType != CU_MEMORYTYPE_DEVICE ||
+        copy->dstMemoryType != CU_MEMORYTYPE_DEVICE)
+      return breakCapture("cuMemcpy2DAsync", stream,
+                          CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    size_t srcExtent =
+        (copy->srcY + rows - 1) * copy->srcPitch + copy->srcXInBytes + width;
+    size_t dstExtent =
+        (copy->dstY + rows - 1) * copy->dstPitch + copy->dstXInBytes + width;
+    record(stream, {"cuMemcpy2DAsync",
+                    {{static_cast<uintptr_t>(copy->srcDevice), srcExtent},
+                     {static_cast<uintptr_t>(copy->dstDevice), dstExtent}},
+                    run});
+    return CUDA_SUCCESS;
+  }
+  run();
   return CUDA_SUCCESS;
 }
 
 CUresult cuMemcpyHtoDAsync(CUdeviceptr dst, const void *src, size_t bytes,
                            CUstream stream) {
   count("cuMemcpyHtoDAsync");
+  if (capturing(stream))
+    return breakCapture("cuMemcpyHtoDAsync", stream,
+                        CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
   if (!goodStream(stream) || (bytes && (!src || !isDevice(dst, bytes))))
     return fail("cuMemcpyHtoDAsync", CUDA_ERROR_INVALID_VALUE);
   if (bytes)
@@ -448,6 +610,9 @@ CUresult cuMemcpyHtoDAsync(CUdeviceptr dst, const void *src, size_t bytes,
 CUresult cuMemcpyDtoHAsync(void *dst, CUdeviceptr src, size_t bytes,
                            CUstream stream) {
   count("cuMemcpyDtoHAsync");
+  if (capturing(stream))
+    return breakCapture("cuMemcpyDtoHAsync", stream,
+                        CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
   if (!goodStream(stream) || (bytes && (!dst || !isDevice(src, bytes))))
     return fail("cuMemcpyDtoHAsync", CUDA_ERROR_INVALID_VALUE);
   if (bytes)
@@ -462,10 +627,17 @@ CUresult cuMemcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes,
   if (!goodStream(stream) ||
       (bytes && (!isDevice(src, bytes) || !isDevice(dst, bytes))))
     return fail("cuMemcpyDtoDAsync", CUDA_ERROR_INVALID_VALUE);
-  if (bytes)
-    std::memmove(reinterpret_cast<void *>(dst),
-                 reinterpret_cast<const void *>(src), bytes);
-  count("bytes.dtod", static_cast<long long>(bytes));
+  auto run = [dst, src, bytes] {
+    if (bytes)
+      std::memmove(reinterpret_cast<void *>(dst),
+                   reinterpret_cast<const void *>(src), bytes);
+    count("bytes.dtod", static_cast<long long>(bytes));
+  };
+  if (!record(stream, {"cuMemcpyDtoDAsync",
+                       {{static_cast<uintptr_t>(src), bytes},
+                        {static_cast<uintptr_t>(dst), bytes}},
+                       run}))
+    run();
   return CUDA_SUCCESS;
 }
 
@@ -474,8 +646,13 @@ CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t bytes,
   count("cuMemsetD8Async");
   if (!goodStream(stream) || (bytes && !isDevice(dst, bytes)))
     return fail("cuMemsetD8Async", CUDA_ERROR_INVALID_VALUE);
-  if (bytes)
-    std::memset(reinterpret_cast<void *>(dst), value, bytes);
+  auto run = [dst, value, bytes] {
+    if (bytes)
+      std::memset(reinterpret_cast<void *>(dst), value, bytes);
+  };
+  if (!record(stream,
+              {"cuMemsetD8Async", {{static_cast<uintptr_t>(dst), bytes}}, run}))
+    run();
   return CUDA_SUCCESS;
 }
 
@@ -528,6 +705,155 @@ CUresult cuLaunchKernel(CUfunction function, unsigned int gx, unsigned int gy,
   if (!gx || !gy || !gz || !bx || !by || !bz ||
       static_cast<unsigned long long>(bx) * by * bz > 1024 || (params && extra))
     return fail("cuLaunchKernel", CUDA_ERROR_INVALID_VALUE);
+  record(stream, {"cuLaunchKernel", {}, nullptr});
+  return CUDA_SUCCESS;
+}
+
+CUresult cuStreamBeginCapture_v2(CUstream stream, CUstreamCaptureMode mode) {
+  count("cuStreamBeginCapture");
+  // The legacy default stream cannot be captured.
+  if (!stream)
+    return fail("cuStreamBeginCapture", CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+  if (!goodStream(stream))
+    return fail("cuStreamBeginCapture", CUDA_ERROR_INVALID_HANDLE);
+  std::lock_guard<std::mutex> lock(census().mutex);
+  if (census().captures.count(stream)) {
+    census().counts["error.cuStreamBeginCapture"] += 1;
+    return CUDA_ERROR_ILLEGAL_STATE;
+  }
+  Capture &c = census().captures[stream];
+  c.relaxed = mode == CU_STREAM_CAPTURE_MODE_RELAXED;
+  if (!c.relaxed)
+    ++strictCaptures;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuStreamEndCapture(CUstream stream, CUgraph *graph) {
+  count("cuStreamEndCapture");
+  if (!graph)
+    return fail("cuStreamEndCapture", CUDA_ERROR_INVALID_VALUE);
+  *graph = nullptr;
+  Capture c;
+  {
+    std::lock_guard<std::mutex> lock(census().mutex);
+    auto it = census().captures.find(stream);
+    if (it == census().captures.end()) {
+      census().counts["error.cuStreamEndCapture"] += 1;
+      return CUDA_ERROR_ILLEGAL_STATE;
+    }
+    c = std::move(it->second);
+    census().captures.erase(it);
+  }
+  if (!c.relaxed)
+    --strictCaptures;
+  if (c.broken != CUDA_SUCCESS)
+    return fail("cuStreamEndCapture", CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+  auto *made = new Graph{3, std::move(c.nodes), std::move(c.memory)};
+  std::lock_guard<std::mutex> lock(census().mutex);
+  census().graphs.insert(made);
+  *graph = reinterpret_cast<CUgraph>(made);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuStreamIsCapturing(CUstream stream, CUstreamCaptureStatus *status) {
+  if (!status || !goodStream(stream))
+    return fail("cuStreamIsCapturing", CUDA_ERROR_INVALID_VALUE);
+  std::lock_guard<std::mutex> lock(census().mutex);
+  auto it = census().captures.find(stream);
+  *status = it == census().captures.end() ? CU_STREAM_CAPTURE_STATUS_NONE
+            : it->second.broken == CUDA_SUCCESS
+                ? CU_STREAM_CAPTURE_STATUS_ACTIVE
+                : CU_STREAM_CAPTURE_STATUS_INVALIDATED;
+  return CUDA_SUCCESS;
+}
+
+/// The live graph (kind 3) or executable graph (kind 4) `handle`, or null.
+Graph *findGraph(const void *handle, int kind) {
+  std::lock_guard<std::mutex> lock(census().mutex);
+  if (!census().graphs.count(handle))
+    return nullptr;
+  auto *g = static_cast<Graph *>(const_cast<void *>(handle));
+  return g->kind == kind ? g : nullptr;
+}
+
+CUresult cuGraphInstantiateWithFlags(CUgraphExec *exec, CUgraph graph,
+                                     unsigned long long) {
+  count("cuGraphInstantiate");
+  Graph *g = findGraph(graph, 3);
+  if (!exec || !g)
+    return fail("cuGraphInstantiate", CUDA_ERROR_INVALID_VALUE);
+  auto *made = new Graph{4, g->nodes, g->memory};
+  std::lock_guard<std::mutex> lock(census().mutex);
+  census().graphs.insert(made);
+  *exec = reinterpret_cast<CUgraphExec>(made);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuGraphExecUpdate_v2(CUgraphExec exec, CUgraph graph,
+                              CUgraphExecUpdateResultInfo *info) {
+  count("cuGraphExecUpdate");
+  Graph *e = findGraph(exec, 4), *g = findGraph(graph, 3);
+  if (!e || !g || !info)
+    return fail("cuGraphExecUpdate", CUDA_ERROR_INVALID_VALUE);
+  *info = {};
+  // The same topology: the same calls in the same order; their parameters
+  // (addresses, sizes) may differ.
+  bool same = e->nodes.size() == g->nodes.size();
+  for (size_t i = 0; same && i < e->nodes.size(); ++i)
+    same = e->nodes[i].call == g->nodes[i].call;
+  if (!same) {
+    info->result = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
+    return fail("cuGraphExecUpdate", CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE);
+  }
+  e->nodes = g->nodes;
+  e->memory = g->memory;
+  info->result = CU_GRAPH_EXEC_UPDATE_SUCCESS;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuGraphLaunch(CUgraphExec exec, CUstream stream) {
+  count("cuGraphLaunch");
+  Graph *e = findGraph(exec, 4);
+  if (!e || !goodStream(stream))
+    return fail("cuGraphLaunch", CUDA_ERROR_INVALID_HANDLE);
+  if (capturing(stream))
+    return breakCapture("cuGraphLaunch", stream,
+                        CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+  for (const Node &node : e->nodes)
+    for (const FakeRange &range : node.ranges)
+      if (range.bytes && !tprtFakeIsDevice(range.ptr, range.bytes))
+        return fail("cuGraphLaunch", CUDA_ERROR_ILLEGAL_ADDRESS);
+  for (const Node &node : e->nodes) {
+    count("graph.replayed." + node.call);
+    if (node.run)
+      node.run();
+  }
+  return CUDA_SUCCESS;
+}
+
+CUresult cuGraphDestroy(CUgraph graph) {
+  count("cuGraphDestroy");
+  Graph *g = findGraph(graph, 3);
+  if (!g)
+    return fail("cuGraphDestroy", CUDA_ERROR_INVALID_VALUE);
+  {
+    std::lock_guard<std::mutex> lock(census().mutex);
+    census().graphs.erase(g);
+  }
+  delete g;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuGraphExecDestroy(CUgraphExec exec) {
+  count("cuGraphExecDestroy");
+  Graph *e = findGraph(exec, 4);
+  if (!e)
+    return fail("cuGraphExecDestroy", CUDA_ERROR_INVALID_VALUE);
+  {
+    std::lock_guard<std::mutex> lock(census().mutex);
+    census().graphs.erase(e);
+  }
+  delete e;
   return CUDA_SUCCESS;
 }
 

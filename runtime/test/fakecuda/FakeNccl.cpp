@@ -75,7 +75,7 @@ size_t sizeOf(ncclDataType_t type) {
 /// device memory (`sendCount` and `recvCount` elements).
 ncclResult_t collective(const char *call, const void *send, size_t sendCount,
                         const void *recv, size_t recvCount, ncclDataType_t type,
-                        ncclComm_t comm, Comm &c) {
+                        ncclComm_t comm, cudaStream_t stream, Comm &c) {
   tprtFakeCount(call, 1);
   if (!find(comm, c))
     return fail(call, ncclInvalidArgument);
@@ -89,6 +89,10 @@ ncclResult_t collective(const char *call, const void *send, size_t sendCount,
       (recvCount &&
        !tprtFakeIsDevice(reinterpret_cast<uintptr_t>(recv), recvCount * size)))
     return fail(call, ncclInvalidArgument);
+  // NCCL's kernels are captured like any other work on the stream.
+  FakeRange ranges[] = {{reinterpret_cast<uintptr_t>(send), sendCount * size},
+                        {reinterpret_cast<uintptr_t>(recv), recvCount * size}};
+  tprtFakeCapture(stream, call, ranges, 2);
   return ncclSuccess;
 }
 
@@ -176,45 +180,47 @@ ncclResult_t ncclGroupEnd() {
 
 ncclResult_t ncclAllReduce(const void *send, void *recv, size_t count,
                            ncclDataType_t type, ncclRedOp_t, ncclComm_t comm,
-                           cudaStream_t) {
+                           cudaStream_t stream) {
   Comm c;
-  return collective("ncclAllReduce", send, count, recv, count, type, comm, c);
+  return collective("ncclAllReduce", send, count, recv, count, type, comm,
+                    stream, c);
 }
 
 ncclResult_t ncclReduceScatter(const void *send, void *recv, size_t count,
                                ncclDataType_t type, ncclRedOp_t,
-                               ncclComm_t comm, cudaStream_t) {
+                               ncclComm_t comm, cudaStream_t stream) {
   Comm c;
   if (!find(comm, c))
     return fail("ncclReduceScatter", ncclInvalidArgument);
   return collective("ncclReduceScatter", send, count * c.ranks, recv, count,
-                    type, comm, c);
+                    type, comm, stream, c);
 }
 
 ncclResult_t ncclAllGather(const void *send, void *recv, size_t count,
-                           ncclDataType_t type, ncclComm_t comm, cudaStream_t) {
+                           ncclDataType_t type, ncclComm_t comm,
+                           cudaStream_t stream) {
   Comm c;
   if (!find(comm, c))
     return fail("ncclAllGather", ncclInvalidArgument);
   return collective("ncclAllGather", send, count, recv, count * c.ranks, type,
-                    comm, c);
+                    comm, stream, c);
 }
 
 ncclResult_t ncclSend(const void *send, size_t count, ncclDataType_t type,
-                      int peer, ncclComm_t comm, cudaStream_t) {
+                      int peer, ncclComm_t comm, cudaStream_t stream) {
   Comm c;
   ncclResult_t r =
-      collective("ncclSend", send, count, nullptr, 0, type, comm, c);
+      collective("ncclSend", send, count, nullptr, 0, type, comm, stream, c);
   if (r == ncclSuccess && (peer < 0 || peer >= c.ranks))
     return fail("ncclSend", ncclInvalidArgument);
   return r;
 }
 
 ncclResult_t ncclRecv(void *recv, size_t count, ncclDataType_t type, int peer,
-                      ncclComm_t comm, cudaStream_t) {
+                      ncclComm_t comm, cudaStream_t stream) {
   Comm c;
   ncclResult_t r =
-      collective("ncclRecv", nullptr, 0, recv, count, type, comm, c);
+      collective("ncclRecv", nullptr, 0, recv, count, type, comm, stream, c);
   if (r == ncclSuccess && (peer < 0 || peer >= c.ranks))
     return fail("ncclRecv", ncclInvalidArgument);
   return r;
