@@ -30,6 +30,8 @@
 // --reference lowers without the project's fusion, math approximations and BLAS
 // calls (tp-run
 // --verify's independent reference);
+// --tp-report prints the plan (the tp-report pass on the sharded program) and,
+// once lowered, each entry point's arena beside the report's peak;
 // --emit=mlir|llvm|obj|so stops after the named stage. Exit codes: 0 on
 // success, 1 when the input does not compile (with its diagnostics), 2 for
 // a bad command line or a failing tool.
@@ -44,6 +46,7 @@
 
 #include "ProgramFile.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
@@ -195,6 +198,13 @@ cl::opt<unsigned> jobs(
              "in parallel, a share of the functions each (default 0: one per "
              "CPU); the result does not depend on it"),
     cl::init(0), cl::cat(category));
+cl::opt<bool> report(
+    "tp-report",
+    cl::desc("Print the plan of the sharded program to stderr (tp-report: "
+             "shardings, collectives, memory per device), and after lowering "
+             "each entry point's arena (tp-plan-arena) beside the report's "
+             "peak"),
+    cl::init(false), cl::cat(category));
 cl::opt<bool> verifyEach(
     "verify-each",
     cl::desc("Verify the IR after every pass, as tp-opt does (to find the "
@@ -245,6 +255,37 @@ static int appendChecksum(StringRef library) {
     return fail("cannot write '" + library.str() +
                 "': " + out.error().message());
   return 0;
+}
+
+/// --tp-report, once lowered: each entry point's arena, from the `func` and
+/// `arena` lines (tp-plan-arena) of the manifest the library will hold (the
+/// `tprt_manifest` global), on stderr after the report.
+static void printArenas(ModuleOp module) {
+  auto global = module.lookupSymbol<LLVM::GlobalOp>("tprt_manifest");
+  auto manifest =
+      global ? dyn_cast_or_null<StringAttr>(global.getValueOrNull()) : nullptr;
+  if (!manifest)
+    return;
+  SmallVector<StringRef> lines;
+  manifest.getValue().split(lines, '\n');
+  StringRef function;
+  bool planned = false;
+  for (StringRef line : lines) {
+    if (line.consume_front("func ")) {
+      function = line.split(' ').first.trim('"');
+      planned = false;
+    } else if (line.consume_front("arena ")) {
+      planned = true;
+      llvm::errs() << "tp-report @" << function << ": arena " << line
+                   << " B per device (tp-plan-arena: the intermediates laid "
+                      "out by liveness, allocated once per session; the "
+                      "peak live tensors above count arguments and results "
+                      "too)\n";
+    } else if (line == "end" && !function.empty() && !planned) {
+      llvm::errs() << "tp-report @" << function
+                   << ": no arena (no intermediate tp-plan-arena can hold)\n";
+    }
+  }
 }
 
 /// Steps 1 and 2: the model to unoptimized LLVM IR in `llvmModule` (left
@@ -310,7 +351,7 @@ static int lowerModel(llvm::LLVMContext &llvmContext,
     spmd.costModel = costModel;
     spmd.search = search;
     // Runner-ups only explain the plan (--tp-report); a compile needs none.
-    spmd.explain = false;
+    spmd.explain = report;
     tp::buildSPMDPipeline(pm, spmd);
   } else if (sequenceParallel || replicateOpenBoundaries || autoPlan ||
              searchAsked()) {
@@ -319,6 +360,8 @@ static int lowerModel(llvm::LLVMContext &llvmContext,
                 "--replicate-open-boundaries, --auto-plan and --search apply "
                 "to global form");
   }
+  if (report)
+    pm.addPass(tp::createReportPass());
   if (!pm.empty() && failed(runStage(pm, "sharded")))
     return 1;
   PassManager lower(&context);
@@ -341,6 +384,8 @@ static int lowerModel(llvm::LLVMContext &llvmContext,
   }
   if (failed(runStage(lower, "lowered")))
     return 1;
+  if (report)
+    printArenas(*module);
   if (emit == Emit::MLIR) {
     auto out = openOutputFile(outputFile, &error);
     if (!out)
