@@ -12,13 +12,14 @@ plans, compile them and run them SPMD on simulated devices.
     prog.verify(x)              # against the module's own output
     prog.report()               # the plan: collectives, bytes, memory
 """
+from ._runtime import DeviceArray
 from .compiler import Program, Verification, compile, import_module
 from .errors import (CompileError, PlanError, RuntimeError_, TpMlirError, ToolError,
                      UnsupportedOpError)
 from .plan import (ColwiseParallel, Mesh, Parallelized, Replicate, RowwiseParallel,
                    SequenceParallel, Shard, parallelize)
 
-__all__ = ["compile", "import_module", "parallelize", "Program", "Verification", "Mesh",
+__all__ = ["compile", "import_module", "parallelize", "Program", "Verification", "DeviceArray", "Mesh",
            "Shard", "Replicate", "ColwiseParallel", "RowwiseParallel", "SequenceParallel",
            "Parallelized", "TpMlirError", "ToolError", "UnsupportedOpError", "PlanError",
            "CompileError", "RuntimeError_"]

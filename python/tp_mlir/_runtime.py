@@ -5,6 +5,7 @@ The runtime is opened with RTLD_LOCAL (ctypes' default): a program library
 reaches it through the function table in its rank context, never through the
 global symbol scope.
 """
+import atexit
 import ctypes
 
 import numpy as np
@@ -61,6 +62,8 @@ def library():
         lib.tprt_status_message.restype = ctypes.c_char_p
         lib.tprt_status_message.argtypes = [ctypes.c_void_p]
         lib.tprt_status_free.argtypes = [ctypes.c_void_p]
+        lib.tprt_status_code.argtypes = [ctypes.c_void_p]
+        lib.tprt_status_code.restype = ctypes.c_int
         for name in ("tprt_program_load", "tprt_session_create", "tprt_session_run",
                      "tprt_program_find_function", "tprt_array_place", "tprt_array_fetch",
                      "tprt_session_run_arrays"):
@@ -90,6 +93,16 @@ def _check(status, what):
         raise RuntimeError_("%s: %s" % (what, message))
 
 
+_TPRT_INVALID_ARGUMENT = 1
+
+
+def _broke_session(status):
+    """Whether a run's failure left its session unable to run: any failure
+    but a refusal of its inputs (TPRT_INVALID_ARGUMENT: a wrong shape, a
+    donated array passed again), which runs nothing."""
+    return bool(status) and library().tprt_status_code(status) != _TPRT_INVALID_ARGUMENT
+
+
 class TensorSpec:
     """What the manifest says of one argument or result."""
 
@@ -104,14 +117,85 @@ class TensorSpec:
                            list(self.shape))
 
 
+class _Session:
+    """A tprt session shared by every program of one mesh and set of session
+    options, so that the arrays one program's run leaves on the devices feed
+    another's (a prefill program's KV cache, the decode step's). Made on the
+    first run that asks for it, kept until a run on it fails (its world is
+    then aborted: the next run makes another) or the process exits."""
+
+    def __init__(self, handle):
+        self.handle = handle
+        self.alive = True
+
+
+_shared = {}
+
+
+def _shared_session(mesh, key):
+    sizes = tuple(mesh.contents.sizes[d] for d in range(mesh.contents.rank))
+    session = _shared.get((sizes, key))
+    if session is None:
+        backend, partial_seed, timeout_ms = key
+        options = _SessionOptions(ctypes.sizeof(_SessionOptions), timeout_ms,
+                                  backend.encode(), partial_seed, 0)
+        handle = ctypes.c_void_p()
+        _check(library().tprt_session_create(mesh, ctypes.byref(options),
+                                             ctypes.byref(handle)), "creating a session")
+        session = _shared[(sizes, key)] = _Session(handle)
+    return session
+
+
+def _drop_shared(session):
+    """Destroys a session whose world failed (its arrays' memory with it)."""
+    for k in [k for k, v in _shared.items() if v is session]:
+        del _shared[k]
+    if session.alive:
+        session.alive = False
+        library().tprt_session_destroy(session.handle)
+
+
+@atexit.register
+def _destroy_sessions():
+    for session in list(_shared.values()):
+        _drop_shared(session)
+
+
+class DeviceArray:
+    """A program's result kept on its session's devices (a runtime array):
+    what `Program(..., keep=...)` returns, passed to a later call of any
+    program of the same mesh and backend without moving through the host, as
+    jax.Array is. `numpy()` fetches it. A donated one (`donate=`) is the
+    result's after the call that took it, and holds nothing."""
+
+    def __init__(self, handle, spec, session):
+        self._handle, self._session = handle, session
+        self.shape, self.dtype, self._np_dtype = spec.shape, spec.dtype, spec.np_dtype
+
+    def numpy(self):
+        if not self._session.alive:
+            raise RuntimeError_("this array's session failed; its memory is gone")
+        out = np.empty(self.shape, self._np_dtype)
+        _check(library().tprt_array_fetch(self._handle, out.ctypes.data_as(ctypes.c_void_p)),
+               "fetching an array")
+        return out
+
+    def __repr__(self):
+        return "DeviceArray(%s%s)" % (self.dtype, list(self.shape))
+
+    def __del__(self):
+        if _lib is not None and self._session.alive and self._handle:
+            _lib.tprt_array_free(self._handle)
+        self._handle = None
+
+
 class LoadedProgram:
     """One function of a program library, loaded, and the sessions that run
-    it: one per set of session options, made on the first run that asks for
-    it and kept (its world, rank threads and, on a GPU, kernels, made once),
-    until a run fails (its world is then aborted: the next run makes another)
-    or the program is freed. Arguments given with a key (`run(keys=...)`)
+    it: one per mesh and set of session options (_Session), shared with the
+    other programs of that mesh. Arguments given with a key (`run(keys=...)`)
     stay placed on the session's devices between runs (runtime arrays) for as
-    long as their key does not change."""
+    long as their key does not change; a DeviceArray argument is read where
+    it is."""
 
     def __init__(self, path, function):
         lib = library()
@@ -138,26 +222,19 @@ class LoadedProgram:
             self.num_devices *= self._mesh.contents.sizes[d]
 
     def _session(self, key):
-        session = self._sessions.get(key)
-        if session is None:
-            backend, partial_seed, timeout_ms = key
-            options = _SessionOptions(ctypes.sizeof(_SessionOptions), timeout_ms,
-                                      backend.encode(), partial_seed, 0)
-            session = ctypes.c_void_p()
-            _check(library().tprt_session_create(self._mesh, ctypes.byref(options),
-                                                 ctypes.byref(session)), "creating a session")
-            self._sessions[key] = session
-        return session
+        """The session handle of options `key`, shared (_Session)."""
+        session = _shared_session(self._mesh, key)
+        self._sessions[key] = session
+        return session.handle
 
     def _drop_session(self, key):
-        """Destroys a session (its arrays' memory with it) and frees the
-        handles of its resident arguments."""
-        lib = library()
+        """Destroys a session whose run failed (its arrays' memory with it)
+        and forgets the resident arguments placed on it."""
         for (skey, i) in [k for k in self._resident if k[0] == key]:
-            lib.tprt_array_free(self._resident.pop((skey, i))[1])
+            self._resident.pop((skey, i))
         session = self._sessions.pop(key, None)
         if session is not None:
-            lib.tprt_session_destroy(session)
+            _drop_shared(session)
 
     def place(self):
         """Forgets every resident argument: the next run places them all
@@ -166,7 +243,8 @@ class LoadedProgram:
         for key in list(self._resident):
             lib.tprt_array_free(self._resident.pop(key)[1])
 
-    def run(self, arrays, backend="local", partial_seed=0, timeout_ms=0, keys=None):
+    def run(self, arrays, backend="local", partial_seed=0, timeout_ms=0, keys=None,
+            keep=()):
         """Runs the function on every device of its mesh; `arrays` are numpy
         arrays in the manifest's dtypes (bf16 as uint16 bits).
 
@@ -174,9 +252,10 @@ class LoadedProgram:
         key is placed on the devices once and kept there: a later run that
         gives the same key reuses it without reading its array, which may then
         be a callable returning it, called only when it must be placed. The
-        other arguments are placed for this run alone."""
+        other arguments are placed for this run alone. The results whose
+        indices are in `keep` stay on the devices: DeviceArrays."""
         if keys is not None:
-            return self._run_placed(arrays, keys, (backend, partial_seed, timeout_ms))
+            return self._run_placed(arrays, keys, (backend, partial_seed, timeout_ms), keep)
         lib = library()
         inputs = [np.require(a, requirements="C") for a in arrays]
         outputs = [np.empty(spec.shape, spec.np_dtype) for spec in self.results]
@@ -187,17 +266,10 @@ class LoadedProgram:
         for i, (spec, array) in enumerate(zip(self.results, outputs)):
             outs[i] = _host_tensor(spec.code, array)
         key = (backend, partial_seed, timeout_ms)
-        session = self._sessions.get(key)
-        if session is None:
-            options = _SessionOptions(ctypes.sizeof(_SessionOptions), timeout_ms,
-                                      backend.encode(), partial_seed, 0)
-            session = ctypes.c_void_p()
-            _check(lib.tprt_session_create(self._mesh, ctypes.byref(options),
-                                           ctypes.byref(session)), "creating a session")
-            self._sessions[key] = session
+        session = self._session(key)
         status = lib.tprt_session_run(session, self._handle, self._function, ins,
                                       len(inputs), outs, len(outputs))
-        if status:
+        if _broke_session(status):
             # A failed run leaves its session unable to run again.
             self._drop_session(key)
         _check(status, "running")
@@ -243,7 +315,7 @@ class LoadedProgram:
                                                      ins, len(handles), outs,
                                                      len(self.results))
                 seconds = time.perf_counter() - start
-                if status:
+                if _broke_session(status):
                     temporary = []  # freed with the session
                     self._drop_session(skey)
                 _check(status, "running")
@@ -262,7 +334,15 @@ class LoadedProgram:
         and kept (its previous value freed); an unkeyed one is placed for
         this run alone, and also appended to `temporary`."""
         lib = library()
+        current = self._sessions[skey]
         for i, (array, key) in enumerate(zip(arrays, keys)):
+            if isinstance(array, DeviceArray):
+                if array._session is not current or not array._handle:
+                    raise RuntimeError_(
+                        "input #%d is a DeviceArray of another session (another mesh or "
+                        "backend, or a session that failed)" % i)
+                handles.append(array._handle)
+                continue
             kept = self._resident.get((skey, i))
             if key is not None and kept is not None and kept[0] == key:
                 handles.append(kept[1])
@@ -276,9 +356,10 @@ class LoadedProgram:
                 self._resident[(skey, i)] = (key, handle)
             handles.append(handle)
 
-    def _run_placed(self, arrays, keys, skey):
+    def _run_placed(self, arrays, keys, skey, keep=()):
         lib = library()
         session = self._session(skey)
+        shared = self._sessions[skey]
         handles, temporary, results = [], [], []
         try:
             self._place_arguments(session, skey, arrays, keys, handles, temporary)
@@ -286,13 +367,17 @@ class LoadedProgram:
             outs = (ctypes.c_void_p * max(len(self.results), 1))()
             status = lib.tprt_session_run_arrays(session, self._handle, self._function, ins,
                                                  len(handles), outs, len(self.results))
-            if status:
+            if _broke_session(status):
                 temporary = []  # freed with the session
                 self._drop_session(skey)
             _check(status, "running")
             results = [ctypes.c_void_p(outs[i]) for i in range(len(self.results))]
             outputs = []
-            for spec, handle in zip(self.results, results):
+            for index, (spec, handle) in enumerate(zip(self.results, results)):
+                if index in keep:
+                    outputs.append(DeviceArray(handle, spec, shared))
+                    results[index] = None
+                    continue
                 out = np.empty(spec.shape, spec.np_dtype)
                 _check(lib.tprt_array_fetch(handle, out.ctypes.data_as(ctypes.c_void_p)),
                        "fetching a result")
@@ -300,16 +385,18 @@ class LoadedProgram:
             return outputs
         finally:
             for handle in temporary + results:
-                lib.tprt_array_free(handle)
+                if handle is not None:
+                    lib.tprt_array_free(handle)
 
     def __del__(self):
         if _lib is None:
             return
-        for _, handle in getattr(self, "_resident", {}).values():
-            _lib.tprt_array_free(handle)
+        for (skey, _), (_, handle) in getattr(self, "_resident", {}).items():
+            session = getattr(self, "_sessions", {}).get(skey)
+            if session is not None and session.alive:
+                _lib.tprt_array_free(handle)
         self._resident = {}
-        for session in getattr(self, "_sessions", {}).values():
-            _lib.tprt_session_destroy(session)
+        # The sessions are shared (_Session): they stay.
         self._sessions = {}
         if getattr(self, "_handle", None):
             _lib.tprt_program_destroy(self._handle)

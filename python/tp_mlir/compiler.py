@@ -121,6 +121,17 @@ class Program:
         for (kind, name, shape), spec in zip(self._args, self._loaded.args):
             if kind == "input":
                 x = next(given)
+                if isinstance(x, _runtime.DeviceArray):
+                    # Already on the devices: read where it is.
+                    if x.shape != spec.shape or x.dtype != spec.dtype:
+                        raise TpMlirError("input '%s' is %s%s; the program takes %s%s" % (
+                            name, x.dtype, list(x.shape), spec.dtype, list(spec.shape)))
+                    if keys is None:
+                        raise TpMlirError("input '%s' is a DeviceArray, which this call "
+                                          "cannot take" % name)
+                    keys.append(None)
+                    arrays.append(x)
+                    continue
                 if isinstance(x, torch.Tensor):
                     x = _to_numpy(x)
                 x = np.asarray(x)
@@ -152,18 +163,27 @@ class Program:
         torch's back (numpy on `p.numpy()`, ctypes)."""
         self._loaded.place()
 
-    def __call__(self, *inputs):
+    def __call__(self, *inputs, keep=()):
+        """Runs the program on `inputs` (torch tensors, numpy arrays, or
+        DeviceArrays a call of a program of the same mesh kept). The
+        parameters stay on the devices between calls (runtime arrays); the
+        other inputs are placed for each call. The results whose indices are
+        in `keep` stay on the devices too, as DeviceArrays (a decode loop's
+        KV cache: `donate=` then updates it in place); the others come back
+        as torch tensors (numpy arrays when no input is a tensor)."""
         import torch
-        # The parameters stay on the devices between calls (runtime arrays);
-        # the inputs are placed for each call.
         keys = []
         arrays = self._bind(inputs, keys)
-        outputs = self._loaded.run(arrays, backend=getattr(self, "comm", "local"), keys=keys)
+        outputs = self._loaded.run(arrays, backend=getattr(self, "comm", "local"), keys=keys,
+                                   keep=set(keep))
         torch_in = any(isinstance(x, torch.Tensor) for x in inputs)
         converted = []
         # A viewed parameter's gradient comes back in the parameter's shape.
         shapes = {"grad." + k: tuple(v.shape) for k, v in self.module.named_parameters()}
         for out, spec in zip(outputs, self._loaded.results):
+            if isinstance(out, _runtime.DeviceArray):
+                converted.append(out)
+                continue
             if spec.name in shapes and out.shape != shapes[spec.name]:
                 out = out.reshape(shapes[spec.name])
             if spec.dtype == "bf16":

@@ -10,6 +10,7 @@ the node and the module path, with what was imported so far written as a
 tp-opt reproducer.
 """
 import math
+import re
 import operator
 
 from ._mlir import (ELEMENT_TYPES, FLOATS, Builder, reshape_groups, scalar_literal,
@@ -434,7 +435,12 @@ def _ssa_name(fqn, index):
     clean = "".join(c if c.isalnum() or c in "_$." else "_" for c in fqn)
     if not clean or clean[0].isdigit():
         clean = "a" + clean
-    return clean.replace(".", "_") + ("" if clean else str(index))
+    name = clean.replace(".", "_") + ("" if clean else str(index))
+    # Letters then digits is the form of the builder's fresh names (%k1, %x3):
+    # an argument so named (an input `k1`) takes a `_` they never have.
+    if re.fullmatch(r"[A-Za-z]+[0-9]+", name):
+        name += "_"
+    return name
 
 
 def _target_name(target):
@@ -853,6 +859,46 @@ def _cat(imp, node):
     return Value(name, shape, tensors[0].dtype)
 
 
+def _index_copy(imp, node):
+    """`self.index_copy(dim, index, source)`: each slice i of `source` along
+    `dim` written at position index[i], an insert at an offset read at run
+    time (a KV cache written at a decode step's positions); the positions
+    written last win where they repeat."""
+    v, dim, index, source = node.args[:4]
+    v, source = imp._tensor(v), imp._tensor(source)
+    dim %= len(v.shape)
+    index = imp._tensor(index)
+    if len(index.shape) > 1:
+        imp._unsupported("index_copy with a %d-d index" % len(index.shape))
+    n = index.shape[0] if index.shape else 1
+    if source.shape[dim] != n:
+        imp._unsupported("index_copy of %d slices at %d positions" % (source.shape[dim], n))
+    current = v
+    for i in range(n):
+        at = imp.b.fresh("i")
+        if index.shape:
+            c = imp.b.fresh("c")
+            imp.b.emit("%s = arith.constant %d : index" % (c, i))
+            imp.b.emit("%s = tensor.extract %s[%s] : %s" % (
+                at, index.name, c, tensor_type(index.shape, index.dtype)))
+        else:
+            imp.b.emit("%s = tensor.extract %s[] : %s" % (
+                at, index.name, tensor_type(index.shape, index.dtype)))
+        offset = imp.b.fresh("i")
+        imp.b.emit("%s = arith.index_cast %s : %s to index" % (offset, at, index.dtype))
+        piece = imp.slice(source, dim, i, 1)
+        offsets = ["0"] * len(v.shape)
+        offsets[dim] = offset
+        sizes = list(piece.shape)
+        name = imp.b.fresh("x")
+        imp.b.emit("%s = tensor.insert_slice %s into %s[%s] [%s] [%s] : %s into %s" % (
+            name, piece.name, current.name, ", ".join(offsets), ", ".join(map(str, sizes)),
+            ", ".join(["1"] * len(v.shape)), tensor_type(piece.shape, piece.dtype),
+            tensor_type(v.shape, v.dtype)))
+        current = Value(name, v.shape, v.dtype)
+    return current
+
+
 def _embedding(imp, node):
     """A lookup as a one-hot contraction over the vocabulary: the table may be
     split by rows (vocab-parallel, a partial sum) or by columns."""
@@ -1141,4 +1187,5 @@ _HANDLERS = {
     "aten.split_with_sizes.default": _split,
     "aten.cat.default": _cat,
     "aten.embedding.default": _embedding,
+    "aten.index_copy.default": _index_copy,
 }

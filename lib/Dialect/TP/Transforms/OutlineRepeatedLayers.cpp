@@ -50,11 +50,22 @@ struct OutlineRepeatedLayersPass
           OutlineRepeatedLayersPass> {
   using OutlineRepeatedLayersPassBase::OutlineRepeatedLayersPassBase;
 
+  /// A function with a donated argument (tp.donate) stays whole: its
+  /// result is written in the argument's buffer by a chain of in-place ops,
+  /// which a call would cut (the called function's results are new buffers).
+  static bool hasDonatedArgument(func::FuncOp func) {
+    for (unsigned i = 0; i < func.getNumArguments(); ++i)
+      if (func.getArgAttr(i, TPDialect::kDonateAttrName))
+        return true;
+    return false;
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
     for (func::FuncOp func : llvm::to_vector(module.getOps<func::FuncOp>())) {
-      if (func.isExternal() || !func.getBody().hasOneBlock())
+      if (func.isExternal() || !func.getBody().hasOneBlock() ||
+          hasDonatedArgument(func))
         continue;
       LayerFinder finder(&func.getBody().front());
       for (unsigned made = 0; made < maxLayers; ++made) {
@@ -77,7 +88,8 @@ struct OutlineRepeatedLayersPass
     // What is left long (a model without repeats, a long layer) is cut into
     // parts of at most maxFunctionOps ops, each called once.
     for (func::FuncOp func : llvm::to_vector(module.getOps<func::FuncOp>())) {
-      if (func.isExternal() || !func.getBody().hasOneBlock())
+      if (func.isExternal() || !func.getBody().hasOneBlock() ||
+          hasDonatedArgument(func))
         continue;
       LayerFinder finder(&func.getBody().front());
       finder.collect();

@@ -463,7 +463,10 @@ def OutlineRepeatedLayersPass
     `N >= 2` and `L >= min-layer-ops`, moves one repeat into a private
     function (`@<func>_layer<i>`) and replaces every repeat by a `func.call`,
     then looks again in what is left (a training step has a forward and a
-    backward layer), up to `max-layers` functions per function. Then, with
+    backward layer), up to `max-layers` functions per function. A function
+    with a donated argument (`tp.donate`) stays whole: its result is written
+    in the argument's buffer by a chain of in-place ops that a call would
+    cut. Then, with
     `max-function-ops=K`, every function (the caller, a long layer) with
     more than K ops, not counting its calls (a driver calling 96 layers is
     straight-line code for LLVM), is cut into consecutive parts of at most K
