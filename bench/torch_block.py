@@ -4,8 +4,9 @@ The peer of `tp-run --backend cuda` in the GPU check: the GPT-2-small block
 (d 768, 12 heads, seq 128, batch 4, f32) and the Llama-7B-sized layer (d 4096,
 32 heads, MLP 11008, seq 2048, bf16) of bench/gen_gpt.py -- layernorm, causal
 self-attention, GELU(tanh) MLP, residuals -- in PyTorch eager, and with
-torch.compile where it is available, timed with CUDA events (best of 20 after
-warm-up). Prints one line per block and mode, then the ceilings that
+torch.compile where it is available (default mode, and "reduce-overhead", which
+replays CUDA graphs: the peer of tp-run's graphed runs), timed with CUDA events
+(best of 20 after warm-up). Prints one line per block and mode, then the ceilings that
 `tp-run --profile`'s device times are held against: cuBLAS alone (torch.matmul)
 on each block's GEMM shapes on one rank, in TFLOP/s, and a device-to-device
 copy's bandwidth, in GB/s (read + write).
@@ -77,6 +78,14 @@ def main():
                 print("%-26s torch.compile  %9.3f ms" % (name, timed(compiled, x)))
             except Exception as e:  # compile needs a toolchain it may lack
                 print("%-26s torch.compile  failed: %s" % (name, str(e).splitlines()[0]))
+            # With CUDA graphs, the peer of tp-run's replayed runs.
+            try:
+                graphed = torch.compile(block, mode="reduce-overhead")
+                print("%-26s torch.compile reduce-overhead (CUDA graphs) %9.3f ms"
+                      % (name, timed(graphed, x)))
+            except Exception as e:
+                print("%-26s torch.compile reduce-overhead  failed: %s"
+                      % (name, str(e).splitlines()[0]))
     # Ceilings. The GEMMs of one layer on one rank: QKV, attention output,
     # MLP up and down, on batch*seq tokens (bias and attention matmuls aside).
     for name, batch, seq, embed, heads, mlp, dtype in configs:

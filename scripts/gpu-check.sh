@@ -123,10 +123,14 @@ run() {
   rm -f "$bundle/bad-arch.so"
   echo "== steady state (arguments placed once, warm-up, 20 runs) and device time by kind of op"
   echo "   (CUDA events; 'the run': device time of the last run and the host's overhead beside it)"
+  echo "   (one rank: runs replay a CUDA graph; --no-graphs: each op launched; 4 ranks on the"
+  echo "   'device' communicator launch each op)"
   for name in gpt2-tp1 gpt2-bf16-tp1 gpt2-tp4; do
     "$tprun" "$models/$name.so" --backend cuda --random-inputs --repeat 20 \
       --profile 2>&1 | sed -n '/^best of/p;/^device time/,$p' | sed "s/^/$name: /"
   done
+  "$tprun" "$models/gpt2-tp1.so" --backend cuda --random-inputs --repeat 20 --no-graphs \
+    --profile 2>&1 | sed -n '/^best of/p;/^device time/,$p' | sed "s/^/gpt2-tp1 --no-graphs: /"
   echo "== Llama-7B-sized layer, bf16: time and profile"
   for n in 1 4; do
     "$tprun" "$models/llama7b-bf16-tp$n.so" --backend cuda --random-inputs \

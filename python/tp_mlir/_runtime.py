@@ -48,7 +48,8 @@ class _HostTensor(ctypes.Structure):
 class _SessionOptions(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_uint32), ("timeout_ms", ctypes.c_int64),
                 ("backend", ctypes.c_char_p), ("partial_seed", ctypes.c_uint64),
-                ("device_timing", ctypes.c_int32)]
+                ("device_timing", ctypes.c_int32), ("skip_replica_check", ctypes.c_int32),
+                ("no_graphs", ctypes.c_int32)]
 
 
 _lib = None
@@ -136,9 +137,9 @@ def _shared_session(mesh, key):
     sizes = tuple(mesh.contents.sizes[d] for d in range(mesh.contents.rank))
     session = _shared.get((sizes, key))
     if session is None:
-        backend, partial_seed, timeout_ms = key
+        backend, partial_seed, timeout_ms, graphs = key
         options = _SessionOptions(ctypes.sizeof(_SessionOptions), timeout_ms,
-                                  backend.encode(), partial_seed, 0)
+                                  backend.encode(), partial_seed, 0, 0, 0 if graphs else 1)
         handle = ctypes.c_void_p()
         _check(library().tprt_session_create(mesh, ctypes.byref(options),
                                              ctypes.byref(handle)), "creating a session")
@@ -244,7 +245,7 @@ class LoadedProgram:
             lib.tprt_array_free(self._resident.pop(key)[1])
 
     def run(self, arrays, backend="local", partial_seed=0, timeout_ms=0, keys=None,
-            keep=()):
+            keep=(), graphs=True):
         """Runs the function on every device of its mesh; `arrays` are numpy
         arrays in the manifest's dtypes (bf16 as uint16 bits).
 
@@ -253,9 +254,12 @@ class LoadedProgram:
         gives the same key reuses it without reading its array, which may then
         be a callable returning it, called only when it must be placed. The
         other arguments are placed for this run alone. The results whose
-        indices are in `keep` stay on the devices: DeviceArrays."""
+        indices are in `keep` stay on the devices: DeviceArrays. `graphs`:
+        on GPU ranks, runs on placed arrays replay CUDA graphs
+        (tprt_session_options.no_graphs when false)."""
         if keys is not None:
-            return self._run_placed(arrays, keys, (backend, partial_seed, timeout_ms), keep)
+            return self._run_placed(arrays, keys, (backend, partial_seed, timeout_ms, graphs),
+                                    keep)
         lib = library()
         inputs = [np.require(a, requirements="C") for a in arrays]
         outputs = [np.empty(spec.shape, spec.np_dtype) for spec in self.results]
@@ -265,7 +269,7 @@ class LoadedProgram:
         outs = (_HostTensor * max(len(outputs), 1))()
         for i, (spec, array) in enumerate(zip(self.results, outputs)):
             outs[i] = _host_tensor(spec.code, array)
-        key = (backend, partial_seed, timeout_ms)
+        key = (backend, partial_seed, timeout_ms, graphs)
         session = self._session(key)
         status = lib.tprt_session_run(session, self._handle, self._function, ins,
                                       len(inputs), outs, len(outputs))
@@ -292,14 +296,14 @@ class LoadedProgram:
                "placing input #%d" % index)
         return handle
 
-    def benchmark(self, arrays, keys, repeat, warmup, backend="local"):
+    def benchmark(self, arrays, keys, repeat, warmup, backend="local", graphs=True):
         """Times runs on arrays placed once: the keyed arguments resident as
         for run(), the others placed once for the whole loop; `warmup` runs,
         then `repeat` timed runs whose results stay on the devices (freed,
         never fetched). Returns (seconds to place, [seconds per run])."""
         import time
         lib = library()
-        skey = (backend, 0, 0)
+        skey = (backend, 0, 0, graphs)
         session = self._session(skey)
         handles, temporary = [], []
         try:

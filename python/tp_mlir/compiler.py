@@ -175,7 +175,7 @@ class Program:
         keys = []
         arrays = self._bind(inputs, keys)
         outputs = self._loaded.run(arrays, backend=getattr(self, "comm", "local"), keys=keys,
-                                   keep=set(keep))
+                                   keep=set(keep), graphs=getattr(self, "graphs", True))
         torch_in = any(isinstance(x, torch.Tensor) for x in inputs)
         converted = []
         # A viewed parameter's gradient comes back in the parameter's shape.
@@ -203,7 +203,8 @@ class Program:
         keys = []
         arrays = self._bind(inputs, keys)
         placed, times = self._loaded.benchmark(arrays, keys, repeat, warmup,
-                                               backend=getattr(self, "comm", "local"))
+                                               backend=getattr(self, "comm", "local"),
+                                               graphs=getattr(self, "graphs", True))
         times.sort()
         return {"best_ms": times[0] * 1e3, "median_ms": times[len(times) // 2] * 1e3,
                 "mean_ms": sum(times) / len(times) * 1e3, "runs": len(times),
@@ -563,7 +564,7 @@ def _imported_values(imp):
 
 
 def compile(module, example_inputs, mesh=None, plan=None, backward=False, loss=None,
-            targets=(), grad_inputs=(), backend="cpu", comm=None, workdir=None,
+            targets=(), grad_inputs=(), backend="cpu", comm=None, graphs=True, workdir=None,
             sequence_parallel=None, memory_per_device=None, cost_model=None, donate=None):
     """Imports `module` (called on `example_inputs`), applies `plan` on
     `mesh`, compiles it with tp-compile and loads it. Returns a Program.
@@ -585,7 +586,10 @@ def compile(module, example_inputs, mesh=None, plan=None, backward=False, loss=N
 
     backend="cuda" compiles for NVIDIA GPUs (tp-compile --target cuda) and
     runs on the runtime's GPU communicators: comm="device" (default: every
-    rank on one GPU) or "nccl" (rank r on GPU r).
+    rank on one GPU) or "nccl" (rank r on GPU r). There, calls whose
+    arguments are resident (the parameters, DeviceArrays) replay a CUDA graph
+    per rank from their third run on (the first warms up, the second is
+    captured); graphs=False launches every op, every call.
 
     donate={input name: output index} gives an input's buffer to an output
     of its shape and dtype (tp.donate, JAX's donate_argnums): the program
@@ -639,6 +643,7 @@ def compile(module, example_inputs, mesh=None, plan=None, backward=False, loss=N
     _run([_tools.find_tool("tp-compile"), path, "-o", library] + flags, "tp-compile")
     program = Program(module, text, workdir, library, args, None, mesh, backend, flags)
     program.backward, program.loss, program.comm = backward, loss, comm
+    program.graphs = graphs
     program.num_targets = len(targets)
     program.grad_inputs = tuple(grad_inputs)
     if owned:

@@ -63,3 +63,18 @@ call("fc2.weight updated in place")
 # CHECK-NEXT: second call: 4096 bytes uploaded, 0 module loads, 0 errors
 # CHECK-NEXT: third call: 4096 bytes uploaded, 0 module loads, 0 errors
 # CHECK-NEXT: fc2.weight updated in place: 20480 bytes uploaded, 0 module loads, 0 errors
+
+# On `nccl` ranks a call on resident arguments runs as a CUDA graph per rank from
+# the third call on (the first warms up, the second is captured); graphs=False
+# launches each op, every call.
+for graphs in (True, False):
+    graphed = tp_mlir.compile(net, (x,), mesh=Mesh({"tp": 4}), backend="cuda", comm="nccl",
+                              graphs=graphs, plan={"fc1": ColwiseParallel(), "fc2": RowwiseParallel()})
+    counts = []
+    for _ in range(4):
+        before = fake.tprtFakeCounter(b"cuGraphLaunch")
+        out = graphed(x)
+        counts.append(fake.tprtFakeCounter(b"cuGraphLaunch") - before)
+    print("graphs=%s: graph launches per call %s" % (graphs, counts))
+# CHECK-NEXT: graphs=True: graph launches per call [0, 4, 4, 4]
+# CHECK-NEXT: graphs=False: graph launches per call [0, 0, 0, 0]
