@@ -18,6 +18,8 @@
 //                             argument's buffer, the one input it writes)
 //   arena <bytes>             (optional: the intermediates' arena, which the
 //                             entry point takes as its last buffer)
+//   hostread <arg>            (optional: the host code reads the argument,
+//                             which a GPU rank then passes in host memory)
 //   end
 //
 // Names are double-quoted strings with backslash escapes (\" \\ \xHH), so
@@ -393,6 +395,19 @@ tprt_status tprt::parseManifest(const std::string &text,
       if (!words.integer(current->arenaBytes, 1, INT64_MAX / 2) ||
           !words.atEnd())
         return bad("expected 'arena <bytes>', a positive number of bytes");
+      continue;
+    }
+    if (word == "hostread") {
+      // hostread <arg>: the host code reads the argument (after every
+      // argument line).
+      int64_t arg = -1;
+      if (static_cast<int>(current->args.size()) != current->numArgs)
+        return bad("expected 'hostread' after every argument");
+      if (!words.integer(arg, 0, current->numArgs - 1) || !words.atEnd())
+        return bad("expected 'hostread <argument>' of function '" +
+                   current->name + "'");
+      current->hostReads.resize(static_cast<size_t>(current->numArgs), 0);
+      current->hostReads[static_cast<size_t>(arg)] = 1;
       continue;
     }
     if (word == "donate") {

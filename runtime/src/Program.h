@@ -36,6 +36,13 @@ struct Function {
   /// tp-plan-arena): the entry point's last buffer, which the session
   /// allocates once per rank; 0 for none.
   int64_t arenaBytes = 0;
+  /// The arguments the host code reads (`hostread` lines, tp-mark-host-reads:
+  /// on a GPU they are passed in host memory), one flag per argument; empty
+  /// when none is.
+  std::vector<char> hostReads;
+  bool readOnHost(int32_t arg) const {
+    return !hostReads.empty() && hostReads[static_cast<size_t>(arg)];
+  }
   /// The argument donated to result `i`, or -1.
   int32_t donor(int32_t i) const {
     return donatedFrom.empty() ? -1 : donatedFrom[static_cast<size_t>(i)];

@@ -274,10 +274,16 @@ tprt_status runRank(RunState &s, EntryFn entry, int64_t rank) {
   auto resident = [&](size_t i) {
     return !s.resident.empty() && s.resident[rank][i];
   };
+  // Arguments the host code reads (manifest `hostread`): on a GPU, a copy in
+  // host memory, which is not the device's to release.
+  std::vector<Bytes> hostCopies;
+  auto onHost = [&](size_t i) {
+    return device && i < s.numInputs && fn.readOnHost(static_cast<int32_t>(i));
+  };
   auto releaseAll = [&] {
     if (device)
       for (size_t i = 0; i < pointers.size(); ++i)
-        if (pointers[i] && !resident(i) && donor(i) < 0)
+        if (pointers[i] && !resident(i) && donor(i) < 0 && !onHost(i))
           device->release(rank, pointers[i]);
   };
   if (device) {
@@ -291,6 +297,26 @@ tprt_status runRank(RunState &s, EntryFn entry, int64_t rank) {
     for (size_t i = 0; i < pointers.size(); ++i) {
       if (donor(i) >= 0) {
         pointers[i] = pointers[static_cast<size_t>(donor(i))];
+        continue;
+      }
+      if (onHost(i)) {
+        if (!resident(i)) {
+          pointers[i] = s.pointers[rank][i]; // the caller's host shard
+          continue;
+        }
+        // An array on the device: its bytes, read back before the run.
+        Bytes &copy = hostCopies.emplace_back(s.sizes[rank][i]);
+        tprt_status status =
+            device->copyToHost(rank, copy.data(), pointers[i], copy.size());
+        if (!status)
+          status = device->synchronize(rank);
+        pointers[i] = copy.data();
+        if (status) {
+          for (size_t j = i + 1; j < pointers.size(); ++j)
+            pointers[j] = nullptr;
+          releaseAll();
+          return status;
+        }
         continue;
       }
       bool stays = s.resultsStay && i >= s.numInputs;
@@ -1415,7 +1441,24 @@ tprt_status runArrays(tprt_session *session, const tprt_program *program,
                      " too; a donated array may be passed once");
   DeviceRanks *device = state->world->device();
   bool graphs = device && !session->noGraphs && !device->graphRefusal();
-  if (device && !session->noGraphs && !graphs && !session->saidNoGraphs) {
+  if (graphs && !f.hostReads.empty()) {
+    // A replay would keep the value its capture read.
+    graphs = false;
+    if (session->saidHostReads.insert(f.name).second) {
+      int32_t arg = static_cast<int32_t>(
+          std::find(f.hostReads.begin(), f.hostReads.end(), 1) -
+          f.hostReads.begin());
+      std::fprintf(stderr,
+                   "tprt: CUDA graphs off for '%s': its host code reads "
+                   "argument #%d%s at every run; its runs launch each op\n",
+                   f.name.c_str(), arg,
+                   f.argNames[arg].empty()
+                       ? ""
+                       : (" ('" + f.argNames[arg] + "')").c_str());
+    }
+  }
+  if (device && !session->noGraphs && device->graphRefusal() &&
+      !session->saidNoGraphs) {
     session->saidNoGraphs = true;
     std::fprintf(stderr,
                  "tprt: CUDA graphs off on the '%s' backend: %s; runs launch "

@@ -107,6 +107,8 @@ struct tprt_session_s {
   /// world captures no graph.
   bool noGraphs = false;
   bool saidNoGraphs = false;
+  /// The functions whose host code reads an argument, said once each.
+  std::set<std::string> saidHostReads;
   /// Made the world; null: tprt_world_create with `backend`. Declared before
   /// `world`, which it may outlive only (an MPI communicator it holds).
   tprt::WorldMaker makeWorld;

@@ -1077,6 +1077,36 @@ def MergeKernelModulesPass
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 
+def MarkHostReadsPass : Pass<"tp-mark-host-reads", "::mlir::ModuleOp"> {
+  let summary = "Records in the manifest the entry arguments a GPU program's host code reads";
+  let description = [{
+    Part of `--tp-lower-to-cuda`, after `gpu-kernel-outlining`. On a GPU an
+    entry point's arguments are in device memory, which the host code cannot
+    read; what it reads (a `memref.load` outside every kernel, of an
+    argument, of a view of one, or of the parameter of a function the
+    argument is passed to: an offset computed from a 0-d integer input, as a
+    decode step's position) gets a `hostread <argument>` line in its
+    function's manifest entry. The runtime then passes that argument in host
+    memory (a copy of its bytes) and does not capture the function in a CUDA
+    graph, whose replays would keep the value read at the capture.
+
+    Example: in
+
+    ```mlir
+    func.func @append_at(%cache: memref<6x16xf32>, %k: memref<1x16xf32>,
+                         %pos: memref<i64>) {
+      %p = memref.load %pos[] : memref<i64>
+      %i = arith.index_cast %p : i64 to index
+      %view = memref.subview %cache[%i, 0] [1, 16] [1, 1] : ...
+      gpu.launch_func @tp_kernels::@copy ... args(%k : ..., %view : ...)
+      return
+    }
+    ```
+
+    the manifest entry of `append_at` gets `hostread 2`.
+  }];
+}
+
 def ConvertLaunchesToRuntimePass
     : Pass<"tp-convert-launches-to-runtime", "::mlir::ModuleOp"> {
   let summary = "Host code of the CUDA lowering calls the runtime: GPU images become constants, kernel launches and buffer allocations runtime calls";

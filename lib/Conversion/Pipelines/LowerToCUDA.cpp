@@ -45,6 +45,8 @@ void mlir::tp::buildLowerToCUDAPipeline(OpPassManager &pm,
   pm.addPass(createPlanArenaPass());
   pm.addNestedPass<func::FuncOp>(createMapLinalgToGPUPass());
   pm.addPass(createGpuKernelOutliningPass());
+  // What the host code reads of an argument comes in host memory.
+  pm.addPass(createMarkHostReadsPass());
   // One image per program: one module load per rank.
   pm.addPass(createMergeKernelModulesPass());
 
@@ -77,6 +79,9 @@ void mlir::tp::buildLowerToCUDAPipeline(OpPassManager &pm,
   pm.addPass(createSCFToControlFlowPass());
   addNarrowFloatEmulationPasses(pm);
   pm.addPass(memref::createExpandStridedMetadataPass());
+  // The offsets it computes of subviews at offsets known at run time only
+  // (a KV cache written at a decode step's position).
+  pm.addPass(createLowerAffinePass());
   FinalizeMemRefToLLVMConversionPassOptions memref;
   memref.useGenericFunctions = true;
   pm.addPass(createFinalizeMemRefToLLVMConversionPass(memref));

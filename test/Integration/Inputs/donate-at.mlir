@@ -1,8 +1,8 @@
 tp.mesh @world ["tp" = 4]
 
 // A decode step's cache update at a position given at run time (a 0-d integer
-// input, as a decode loop passes its step), the cache donated. CPU only: the
-// CUDA lowering does not lower host code that computes a dynamic offset yet.
+// input, as a decode loop passes its step), the cache donated. On a GPU the
+// host code reads the position (tp-mark-host-reads: cuda-host-reads.test).
 func.func @append_at(%cache: tensor<2x8x6x16xf32> {tp.sharding = #tp.sharding<@world, [{}, {"tp"}, {}, {}]>, tp.donate = 0 : i64},
                      %k: tensor<2x8x1x16xf32> {tp.sharding = #tp.sharding<@world, [{}, {"tp"}, {}, {}]>},
                      %pos: tensor<i64> {tp.sharding = #tp.sharding<@world, []>})
