@@ -78,6 +78,9 @@ class Importer:
         self.env = {}
         self.args = []      # (Value, attributes text, placeholder info)
         self.node = None
+        # Integer vectors known as a 0-d integer value plus constants (a
+        # decode step's positions, pos + arange(t)): name -> (scalar, [ints]).
+        self.offsets = {}
 
     # ----------------------------------------------------------------- driver
 
@@ -874,9 +877,22 @@ def _index_copy(imp, node):
     if source.shape[dim] != n:
         imp._unsupported("index_copy of %d slices at %d positions" % (source.shape[dim], n))
     current = v
+    known = imp.offsets.get(index.name)
+    base = None
+    if known is not None and len(known[1]) == n:
+        # pos + constants: each offset from the scalar itself.
+        scalar, constants = known
+        base = imp.b.fresh("i")
+        imp.b.emit("%s = tensor.extract %s[] : %s" % (
+            base, scalar.name, tensor_type(scalar.shape, scalar.dtype)))
+        index = Value(index.name, index.shape, scalar.dtype)
     for i in range(n):
         at = imp.b.fresh("i")
-        if index.shape:
+        if base is not None:
+            c = imp.b.fresh("c")
+            imp.b.emit("%s = arith.constant %d : %s" % (c, constants[i], index.dtype))
+            imp.b.emit("%s = arith.addi %s, %s : %s" % (at, base, c, index.dtype))
+        elif index.shape:
             c = imp.b.fresh("c")
             imp.b.emit("%s = arith.constant %d : index" % (c, i))
             imp.b.emit("%s = tensor.extract %s[%s] : %s" % (
@@ -1059,6 +1075,25 @@ def _from_contraction(node):
     return False
 
 
+def _record_offsets(imp, node, result):
+    """Remembers an integer vector that is a 0-d integer value plus constants
+    (`pos + positions[:t]`), so that index_copy can read its elements from
+    the scalar itself: on a GPU the host code may read an argument, not what
+    a kernel computed."""
+    import torch.fx
+    if not isinstance(result, Value) or len(result.shape) != 1 or result.dtype[0] != "i":
+        return
+    if len(node.args) != 2 or node.kwargs.get("alpha", 1) != 1:
+        return
+    values = [imp.env.get(a) if isinstance(a, torch.fx.Node) else Const(a) for a in node.args]
+    for scalar, const in (values, values[::-1]):
+        if (isinstance(scalar, Value) and scalar.shape == () and isinstance(const, Const)
+                and getattr(const.value, "dim", lambda: -1)() == 1
+                and not const.value.is_floating_point()):
+            imp.offsets[result.name] = (scalar, [int(v) for v in const.value.tolist()])
+            return
+
+
 def _add(imp, node):
     """A sum of same-shaped terms (autograd accumulating a gradient, residual
     connections) is added up with the matmul results first: in a sharded
@@ -1067,7 +1102,9 @@ def _add(imp, node):
     term (floating-point reassociation, which the partitioned program may do
     anyway)."""
     if not _is_plain_add(node):
-        return _add_like("arith.addf", "arith.addi")(imp, node)
+        result = _add_like("arith.addf", "arith.addi")(imp, node)
+        _record_offsets(imp, node, result)
+        return result
     users = list(node.users)
     if len(users) == 1 and _is_plain_add(users[0]):
         return _Deferred([node])  # an inner add of a longer sum

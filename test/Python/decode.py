@@ -10,58 +10,16 @@
 # between calls (keep=: DeviceArrays, which the decode step takes where they are)
 # and each step writes its position in place (donate=). The tokens must be the
 # module's own greedy decoding, token for token.
+import os
+import sys
+
 import torch
-import torch.nn as nn
-import torch.nn.functional as F
 
 import tp_mlir
-from tp_mlir import ColwiseParallel, DeviceArray, Mesh, RowwiseParallel, Shard
+from tp_mlir import DeviceArray, Mesh
 
-
-class Block(nn.Module):
-    def __init__(self, d, heads):
-        super().__init__()
-        self.heads = heads
-        self.ln_1, self.ln_2 = nn.LayerNorm(d), nn.LayerNorm(d)
-        self.q, self.k, self.v, self.o = (nn.Linear(d, d) for _ in range(4))
-        self.fc, self.proj = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
-
-    def forward(self, x, index, k_cache, v_cache, mask):
-        b, t, d = x.shape
-        h = self.heads
-        y = self.ln_1(x)
-        q = self.q(y).view(b, t, h, d // h).transpose(1, 2)
-        k = self.k(y).view(b, t, h, d // h).transpose(1, 2)
-        v = self.v(y).view(b, t, h, d // h).transpose(1, 2)
-        # This step's keys and values written at their positions.
-        k_cache = k_cache.index_copy(2, index, k)
-        v_cache = v_cache.index_copy(2, index, v)
-        s = (q @ k_cache.transpose(-1, -2) / (d // h) ** 0.5).masked_fill(mask, -1e4)
-        a = torch.softmax(s, -1) @ v_cache
-        x = x + self.o(a.transpose(1, 2).reshape(b, t, d))
-        return x + self.proj(F.gelu(self.fc(self.ln_2(x)))), k_cache, v_cache
-
-
-class Decoder(nn.Module):
-    """`tokens` (batch x t) at positions pos .. pos + t - 1 over a cache of
-    `length` positions; returns the last position's logits and the caches."""
-
-    def __init__(self, vocab=64, d=32, heads=4, length=16):
-        super().__init__()
-        self.wte, self.wpe = nn.Embedding(vocab, d), nn.Embedding(length, d)
-        self.blocks = nn.ModuleList([Block(d, heads), Block(d, heads)])
-        self.ln_f = nn.LayerNorm(d)
-        self.head = nn.Linear(d, vocab, bias=False)
-        self.register_buffer("positions", torch.arange(length))
-
-    def forward(self, tokens, pos, k0, v0, k1, v1):
-        index = pos + self.positions[:tokens.shape[1]]
-        x = self.wte(tokens) + self.wpe(index)
-        # Query i (at position pos + i) sees the cache up to its position.
-        mask = self.positions.view(1, -1) > index.view(-1, 1)
-        x, k0, v0 = self.blocks[0](x, index, k0, v0, mask)
-        x, k1, v1 = self.blocks[1](x, index, k1, v1, mask)
-        return self.head(self.ln_f(x))[:, -1], k0, v0, k1, v1
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "Inputs"))
+from decoder import DONATE, Decoder, plan  # noqa: E402
 
 
 torch.manual_seed(0)
@@ -80,16 +38,11 @@ with torch.no_grad():
         want.append(logits.argmax(-1))
 want = torch.stack(want, 1)
 
-plan = {"blocks.%d.%s" % (i, n): ColwiseParallel() for i in range(2) for n in ("q", "k", "v", "fc")}
-plan.update({"blocks.%d.%s" % (i, n): RowwiseParallel() for i in range(2) for n in ("o", "proj")})
-caches = ("k0", "v0", "k1", "v1")
-plan.update({name: Shard(1) for name in caches})
-donate = {name: i + 1 for i, name in enumerate(caches)}
 mesh = Mesh({"tp": 4})
-prefill = tp_mlir.compile(model, (prompt, torch.tensor(0), *empty), mesh=mesh, plan=plan,
-                          donate=donate)
+prefill = tp_mlir.compile(model, (prompt, torch.tensor(0), *empty), mesh=mesh, plan=plan(),
+                          donate=DONATE)
 decode = tp_mlir.compile(model, (prompt[:, :1], torch.tensor(0), *empty), mesh=mesh,
-                         plan=plan, donate=donate)
+                         plan=plan(), donate=DONATE)
 print("decode step: cache inserts at a run-time position:",
       decode.mlir.count("tensor.insert_slice"), "; all_reduces per layer:",
       sum(decode.report()["functions"][0]["totals"].get(k, {}).get("count", 0)
