@@ -64,6 +64,8 @@ def library():
         lib.tprt_status_message.argtypes = [ctypes.c_void_p]
         lib.tprt_status_free.argtypes = [ctypes.c_void_p]
         lib.tprt_status_code.argtypes = [ctypes.c_void_p]
+        lib.tprt_session_check.argtypes = [ctypes.c_void_p]
+        lib.tprt_session_check.restype = ctypes.c_void_p
         lib.tprt_status_code.restype = ctypes.c_int
         for name in ("tprt_program_load", "tprt_session_create", "tprt_session_run",
                      "tprt_program_find_function", "tprt_array_place", "tprt_array_fetch",
@@ -97,11 +99,19 @@ def _check(status, what):
 _TPRT_INVALID_ARGUMENT = 1
 
 
-def _broke_session(status):
-    """Whether a run's failure left its session unable to run: any failure
-    but a refusal of its inputs (TPRT_INVALID_ARGUMENT: a wrong shape, a
-    donated array passed again), which runs nothing."""
-    return bool(status) and library().tprt_status_code(status) != _TPRT_INVALID_ARGUMENT
+def _broke_session(status, session):
+    """Whether a run's failure left its session unable to run: not a refusal
+    of its inputs (a wrong shape, a donated array passed again), which runs
+    nothing; a failure inside the ranks (an offset out of bounds) does."""
+    if not status:
+        return False
+    lib = library()
+    if lib.tprt_status_code(status) != _TPRT_INVALID_ARGUMENT:
+        return True
+    broken = lib.tprt_session_check(session)
+    if broken:
+        lib.tprt_status_free(broken)
+    return bool(broken)
 
 
 class TensorSpec:
@@ -273,7 +283,7 @@ class LoadedProgram:
         session = self._session(key)
         status = lib.tprt_session_run(session, self._handle, self._function, ins,
                                       len(inputs), outs, len(outputs))
-        if _broke_session(status):
+        if _broke_session(status, session):
             # A failed run leaves its session unable to run again.
             self._drop_session(key)
         _check(status, "running")
@@ -319,7 +329,7 @@ class LoadedProgram:
                                                      ins, len(handles), outs,
                                                      len(self.results))
                 seconds = time.perf_counter() - start
-                if _broke_session(status):
+                if _broke_session(status, session):
                     temporary = []  # freed with the session
                     self._drop_session(skey)
                 _check(status, "running")
@@ -371,7 +381,7 @@ class LoadedProgram:
             outs = (ctypes.c_void_p * max(len(self.results), 1))()
             status = lib.tprt_session_run_arrays(session, self._handle, self._function, ins,
                                                  len(handles), outs, len(self.results))
-            if _broke_session(status):
+            if _broke_session(status, session):
                 temporary = []  # freed with the session
                 self._drop_session(skey)
             _check(status, "running")

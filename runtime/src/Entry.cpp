@@ -326,6 +326,15 @@ void tprt_rt_upload(tprt_rank_context *ctx, void *dst, const void *host,
   std::memcpy(dst, host, static_cast<size_t>(bytes));
 }
 
+void tprt_rt_index_error(tprt_rank_context *ctx, int64_t index, int64_t last,
+                         const char *what) {
+  guarded(ctx, [&] {
+    return error(TPRT_INVALID_ARGUMENT, "rank ", ctx->comm->rank(), ": ",
+                 what ? what : "an offset", " is ", index,
+                 ", out of bounds: expected 0 to ", last);
+  });
+}
+
 void tprt_rt_launch(tprt_rank_context *ctx, const void *, int64_t,
                     const char *name, int64_t, int64_t, int64_t, int64_t,
                     int64_t, int64_t, int32_t, void **, int64_t) {
@@ -339,11 +348,11 @@ void tprt_rt_launch(tprt_rank_context *ctx, const void *, int64_t,
 
 const tprt_rt_table *tprt_rt_functions(void) {
   static const tprt_rt_table table = {
-      TPRT_RT_ABI_VERSION,    tprt_rt_all_reduce, tprt_rt_all_gather,
-      tprt_rt_reduce_scatter, tprt_rt_all_to_all, tprt_rt_all_slice,
-      tprt_rt_axis_index,     tprt_rt_sgemm,      tprt_rt_gemm_narrow,
-      tprt_rt_alloc,          tprt_rt_free,       tprt_rt_upload,
-      tprt_rt_launch,
+      TPRT_RT_ABI_VERSION,    tprt_rt_all_reduce,  tprt_rt_all_gather,
+      tprt_rt_reduce_scatter, tprt_rt_all_to_all,  tprt_rt_all_slice,
+      tprt_rt_axis_index,     tprt_rt_sgemm,       tprt_rt_gemm_narrow,
+      tprt_rt_alloc,          tprt_rt_free,        tprt_rt_upload,
+      tprt_rt_launch,         tprt_rt_index_error,
   };
   return &table;
 }

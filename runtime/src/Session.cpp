@@ -539,6 +539,13 @@ tprt_session_s::~tprt_session_s() {
     world->threads.reset();
 }
 
+tprt_status tprt_session_check(tprt_session *session) {
+  if (!session)
+    return error(TPRT_INVALID_ARGUMENT, "tprt_session_check: session is null");
+  std::lock_guard<std::mutex> lock(session->runMutex);
+  return session->checkUsable();
+}
+
 tprt_status tprt_session_s::checkUsable() const {
   if (failureCode == TPRT_OK)
     return nullptr;

@@ -81,3 +81,13 @@ print("%d tokens for each of %d prompts on 4 ranks: %s" % (
 worst = max(float((torch.from_numpy(c.numpy()) - w).abs().max()) for c, w in zip(cache, want_cache))
 print("the cache fetched at the end: the module's", "(PASS)" if worst < 1e-4 else "FAIL %g" % worst)
 # CHECK-NEXT: the cache fetched at the end: the module's (PASS)
+
+# A position past the cache is the run's error, naming the offset and its
+# bounds (tp-check-slice-offsets), not a write outside the cache.
+try:
+    decode(got[:, -1].view(batch, 1), torch.tensor(length), *cache, keep=(1, 2, 3, 4))
+    print("a position out of bounds ran")
+except tp_mlir.RuntimeError_ as e:
+    print("position %d:" % length, str(e).split(": ", 2)[-1].split(" (")[0],
+          "...", str(e).split(") ")[-1])
+# CHECK-NEXT: position 16: the offset of a slice along dimension 2 ... is 16, out of bounds: expected 0 to 15

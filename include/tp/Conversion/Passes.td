@@ -32,7 +32,7 @@ def RecordManifestPass : Pass<"tp-record-manifest", "::mlir::ModuleOp"> {
 
     ```
     tprt-manifest 4
-    abi 3
+    abi 4
     target cpu
     func "f" 1 1
     mesh "world" 1 "tp" 4
@@ -604,6 +604,43 @@ def ApproximateMathPass : Pass<"tp-approximate-math", "::mlir::ModuleOp"> {
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
                            "::mlir::vector::VectorDialect"];
+}
+
+def CheckSliceOffsetsPass : Pass<"tp-check-slice-offsets", "::mlir::ModuleOp"> {
+  let summary = "Checks the bounds of every slice offset computed at run time: an error status, never memory outside a buffer";
+  let description = [{
+    Part of both lowerings, after `tp-convert-collectives-to-runtime` (the
+    host functions take the rank context). A slice whose offset is known only
+    at run time (a KV cache written at a decode step's position, read from a
+    0-d integer input) would touch memory outside its buffer for an offset
+    out of bounds. Each dynamic offset of a `memref.subview` of a statically
+    shaped buffer, with static size and stride, is checked where it is
+    computed: outside `[0, dim - 1 - (size - 1) * stride]` the host code
+    calls `tprt_rt_index_error` (the rank fails with TPRT_INVALID_ARGUMENT,
+    naming the offset, its bounds and the op's location) and the slice is
+    taken at offset 0, so that nothing outside the buffer is read or written
+    before the run ends.
+
+    Example:
+
+    ```mlir
+    %v = memref.subview %cache[0, %i] [2, 1] [1, 1] : memref<2x6xf32> to ...
+    ```
+
+    becomes
+
+    ```mlir
+    %p = arith.index_cast %i : index to i64
+    %ok = ... 0 <= %p <= 5 ...
+    scf.if %bad { func.call @tprt_rt_index_error(%ctx, %p, %c5, %what) }
+    %safe = arith.select %ok, %i, %c0 : index
+    %v = memref.subview %cache[0, %safe] [2, 1] [1, 1] : ...
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::scf::SCFDialect"];
 }
 
 def ConvertCollectivesToRuntimePass

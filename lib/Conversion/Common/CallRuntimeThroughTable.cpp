@@ -51,6 +51,7 @@ int64_t slotOffset(StringRef name) {
       .Case("tprt_rt_free", offsetof(tprt_rt_table, free))
       .Case("tprt_rt_upload", offsetof(tprt_rt_table, upload))
       .Case("tprt_rt_launch", offsetof(tprt_rt_table, launch))
+      .Case("tprt_rt_index_error", offsetof(tprt_rt_table, index_error))
       .Default(kNoSlot);
 }
 

@@ -90,6 +90,9 @@ void mlir::tp::addBufferFrontPasses(OpPassManager &pm,
   // After deallocation: the contiguous copies these passes make are freed
   // by them, which the ownership-based deallocation would refuse.
   pm.addPass(createConvertCollectivesToRuntimePass());
+  // Offsets known at run time (a decode step's position) checked: an error
+  // status, never memory outside a buffer.
+  pm.addPass(createCheckSliceOffsetsPass());
 }
 
 void mlir::tp::addNarrowFloatEmulationPasses(OpPassManager &pm) {

@@ -433,6 +433,13 @@ TPRT_API void tprt_rt_upload(tprt_rank_context *ctx, void *dst,
  * shared memory; `params` holds a pointer to each of its `num_params`
  * arguments (cuLaunchKernel's kernelParams). Programs of tp-compile
  * --target cuda call it; a CPU backend fails it. */
+/* A bounds check of the program failed: `index` (a slice's offset computed
+ * at run time, as a KV cache's position) is not in [0, `last`]. `what`
+ * says where (the op and its location in the model). Fails the rank with
+ * TPRT_INVALID_ARGUMENT; the program went on with offset 0, so that no
+ * memory outside its buffers was touched. */
+TPRT_API void tprt_rt_index_error(tprt_rank_context *ctx, int64_t index,
+                                  int64_t last, const char *what);
 TPRT_API void tprt_rt_launch(tprt_rank_context *ctx, const void *image,
                              int64_t image_size, const char *name,
                              int64_t grid_x, int64_t grid_y, int64_t grid_z,
@@ -447,7 +454,7 @@ TPRT_API int64_t tprt_pack_axes(const tprt_axes *axes);
  * their offsets in this struct; a program records the ABI version it was
  * compiled for in its manifest and loads only into a runtime of that
  * version. New entry points are appended (and bump the version). */
-#define TPRT_RT_ABI_VERSION 3
+#define TPRT_RT_ABI_VERSION 4
 
 typedef struct tprt_rt_table {
   int64_t abi_version; /* TPRT_RT_ABI_VERSION */
@@ -479,6 +486,8 @@ typedef struct tprt_rt_table {
   void (*launch)(tprt_rank_context *, const void *, int64_t, const char *,
                  int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int32_t,
                  void **, int64_t);
+  /* Version 4. */
+  void (*index_error)(tprt_rank_context *, int64_t, int64_t, const char *);
 } tprt_rt_table;
 
 /* This runtime's table (the one its rank contexts point to). */
@@ -657,6 +666,11 @@ TPRT_API tprt_status tprt_session_create(const tprt_mesh *mesh,
 /* Joins the rank threads and frees the world (a rank abandoned in an endless
  * loop keeps its thread and world). Accepts NULL. */
 TPRT_API void tprt_session_destroy(tprt_session *session);
+/* NULL while `session` can run; once a run failed inside its ranks (its world
+ * aborted: a rank's error, a timeout), TPRT_ABORTED naming that failure, as
+ * every later run returns. A run refused before it ran (bad inputs) leaves
+ * the session able to run. */
+TPRT_API tprt_status tprt_session_check(tprt_session *session);
 /* Runs `function` of `program` on every device: checks the inputs against
  * the manifest (count, dtype, shape), scatters them by their shardings (a
  * device whose shard is a contiguous run of an input reads it there: programs

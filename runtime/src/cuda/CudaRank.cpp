@@ -785,10 +785,20 @@ tprt_status CudaRanks::synchronize(int64_t rank) {
 
 const tprt_rt_table *tprt::cuda::cudaFunctions() {
   static const tprt_rt_table table = {
-      TPRT_RT_ABI_VERSION, cudaAllReduce, cudaAllGather,      cudaReduceScatter,
-      cudaAllToAll,        cudaAllSlice,  tprt_rt_axis_index, cudaSgemm,
-      cudaGemmNarrow,      cudaAlloc,     cudaFree,           cudaUpload,
+      TPRT_RT_ABI_VERSION,
+      cudaAllReduce,
+      cudaAllGather,
+      cudaReduceScatter,
+      cudaAllToAll,
+      cudaAllSlice,
+      tprt_rt_axis_index,
+      cudaSgemm,
+      cudaGemmNarrow,
+      cudaAlloc,
+      cudaFree,
+      cudaUpload,
       cudaLaunch,
+      tprt_rt_index_error,
   };
   return &table;
 }

@@ -6,7 +6,7 @@
 // dynamic size and one that is never freed keep their allocations. The
 // manifest gets the arena's size.
 
-// CHECK: tp.manifest = "tprt-manifest 4\0Aabi 3\0Atarget cpu\0Afunc \22f\22 1 0\0Amesh - 0\0Aarg 0 f32 1 8 s=|\0Aarena 128\0Aend\0A"
+// CHECK: tp.manifest = "tprt-manifest 4\0Aabi 4\0Atarget cpu\0Afunc \22f\22 1 0\0Amesh - 0\0Aarg 0 f32 1 8 s=|\0Aarena 128\0Aend\0A"
 // CHECK-LABEL: func.func @f(
 // CHECK-SAME: %[[X:.*]]: memref<8xf32>, %[[ARENA:.*]]: memref<128xi8>)
 // CHECK: %[[C0:.*]] = arith.constant 0 : index
@@ -22,7 +22,7 @@
 // CHECK: memref.alloc(%{{.*}}) : memref<?xf32>
 // CHECK: memref.alloc() : memref<3xf32>
 // CHECK: return
-module attributes {tp.manifest = "tprt-manifest 4\0Aabi 3\0Atarget cpu\0Afunc \22f\22 1 0\0Amesh - 0\0Aarg 0 f32 1 8 s=|\0Aend\0A"} {
+module attributes {tp.manifest = "tprt-manifest 4\0Aabi 4\0Atarget cpu\0Afunc \22f\22 1 0\0Amesh - 0\0Aarg 0 f32 1 8 s=|\0Aend\0A"} {
   func.func @f(%x: memref<8xf32>) {
     %a = memref.alloc() : memref<8xf32>
     memref.copy %x, %a : memref<8xf32> to memref<8xf32>

@@ -30,7 +30,7 @@
 // CHECK-NOT: mgpu
 // CHECK-NOT: _mlir_memref_to_llvm
 // CHECK: llvm.func @tprt_entry_f(
-// CHECK: @tprt_manifest("tprt-manifest 4\0Aabi 3\0Atarget cuda\0A{{.*}}\0Aarena 2176\0Aend\0A
+// CHECK: @tprt_manifest("tprt-manifest 4\0Aabi 4\0Atarget cuda\0A{{.*}}\0Aarena 2176\0Aend\0A
 
 tp.mesh @world ["tp" = 2]
 

@@ -5,8 +5,8 @@
 // to a function that loads it; what only kernels read (%cache, %k) is not
 // marked, nor is a function without host reads.
 
-// CHECK: tp.manifest = "tprt-manifest 4\0Aabi 3\0Atarget cuda\0Afunc \22append_at\22 3 0\0Amesh - 0\0Aarg 0 f32 2 6 16 s=|\0Aarg 1 f32 2 1 16 s=|\0Aarg 2 i64 0 s=|\0Ahostread 2\0Aend\0Afunc \22f\22 1 0\0Amesh - 0\0Aarg 0 i64 1 4 s=|\0Ahostread 0\0Aend\0Afunc \22g\22 1 0\0Amesh - 0\0Aarg 0 f32 1 8 s=|\0Aend\0A"
-module attributes {gpu.container_module, tp.manifest = "tprt-manifest 4\0Aabi 3\0Atarget cuda\0Afunc \22append_at\22 3 0\0Amesh - 0\0Aarg 0 f32 2 6 16 s=|\0Aarg 1 f32 2 1 16 s=|\0Aarg 2 i64 0 s=|\0Aend\0Afunc \22f\22 1 0\0Amesh - 0\0Aarg 0 i64 1 4 s=|\0Aend\0Afunc \22g\22 1 0\0Amesh - 0\0Aarg 0 f32 1 8 s=|\0Aend\0A"} {
+// CHECK: tp.manifest = "tprt-manifest 4\0Aabi 4\0Atarget cuda\0Afunc \22append_at\22 3 0\0Amesh - 0\0Aarg 0 f32 2 6 16 s=|\0Aarg 1 f32 2 1 16 s=|\0Aarg 2 i64 0 s=|\0Ahostread 2\0Aend\0Afunc \22f\22 1 0\0Amesh - 0\0Aarg 0 i64 1 4 s=|\0Ahostread 0\0Aend\0Afunc \22g\22 1 0\0Amesh - 0\0Aarg 0 f32 1 8 s=|\0Aend\0A"
+module attributes {gpu.container_module, tp.manifest = "tprt-manifest 4\0Aabi 4\0Atarget cuda\0Afunc \22append_at\22 3 0\0Amesh - 0\0Aarg 0 f32 2 6 16 s=|\0Aarg 1 f32 2 1 16 s=|\0Aarg 2 i64 0 s=|\0Aend\0Afunc \22f\22 1 0\0Amesh - 0\0Aarg 0 i64 1 4 s=|\0Aend\0Afunc \22g\22 1 0\0Amesh - 0\0Aarg 0 f32 1 8 s=|\0Aend\0A"} {
   func.func @append_at(%ctx: !llvm.ptr, %cache: memref<6x16xf32>, %k: memref<1x16xf32>, %pos: memref<i64>) {
     %p = memref.load %pos[] : memref<i64>
     %i = arith.index_cast %p : i64 to index
@@ -50,7 +50,7 @@ module attributes {gpu.container_module, tp.manifest = "tprt-manifest 4\0Aabi 3\
 // An offset a kernel computes (into the result's buffer, #1 after the one
 // argument) cannot be read by the host code: a GPU program's buffers past its
 // arguments are device memory.
-module attributes {gpu.container_module, tp.manifest = "tprt-manifest 4\0Aabi 3\0Atarget cuda\0Afunc \22h\22 1 1\0Amesh - 0\0Aarg 0 i64 1 2 s=|\0Aresult 0 i64 1 2 s=|\0Aend\0A"} {
+module attributes {gpu.container_module, tp.manifest = "tprt-manifest 4\0Aabi 4\0Atarget cuda\0Afunc \22h\22 1 1\0Amesh - 0\0Aarg 0 i64 1 2 s=|\0Aresult 0 i64 1 2 s=|\0Aend\0A"} {
   // expected-error @below {{tp-mark-host-reads: the host code reads a value a kernel computes (in buffer #1, a result's or the arena)}}
   func.func @h(%ctx: !llvm.ptr, %x: memref<2xi64>, %out: memref<2xi64>) {
     %c1 = arith.constant 1 : index
