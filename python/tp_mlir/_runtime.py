@@ -52,6 +52,15 @@ class _SessionOptions(ctypes.Structure):
                 ("no_graphs", ctypes.c_int32)]
 
 
+class _DeviceProfile(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_uint32), ("kernel_launches", ctypes.c_int64),
+                ("kernel_seconds", ctypes.c_double), ("gemm_calls", ctypes.c_int64),
+                ("gemm_seconds", ctypes.c_double), ("collective_calls", ctypes.c_int64 * 5),
+                ("collective_seconds", ctypes.c_double * 5), ("copies", ctypes.c_int64),
+                ("copy_seconds", ctypes.c_double), ("run_seconds", ctypes.c_double),
+                ("graph_launches", ctypes.c_int64)]
+
+
 _lib = None
 
 
@@ -65,6 +74,9 @@ def library():
         lib.tprt_status_free.argtypes = [ctypes.c_void_p]
         lib.tprt_status_code.argtypes = [ctypes.c_void_p]
         lib.tprt_session_check.argtypes = [ctypes.c_void_p]
+        lib.tprt_session_device_profile.argtypes = [ctypes.c_void_p, ctypes.c_int64,
+                                                    ctypes.POINTER(_DeviceProfile)]
+        lib.tprt_session_device_profile.restype = ctypes.c_void_p
         lib.tprt_session_check.restype = ctypes.c_void_p
         lib.tprt_status_code.restype = ctypes.c_int
         for name in ("tprt_program_load", "tprt_session_create", "tprt_session_run",
@@ -147,9 +159,11 @@ def _shared_session(mesh, key):
     sizes = tuple(mesh.contents.sizes[d] for d in range(mesh.contents.rank))
     session = _shared.get((sizes, key))
     if session is None:
-        backend, partial_seed, timeout_ms, graphs = key
+        backend, partial_seed, timeout_ms, graphs = key[:4]
+        timing = len(key) > 4 and key[4]
         options = _SessionOptions(ctypes.sizeof(_SessionOptions), timeout_ms,
-                                  backend.encode(), partial_seed, 0, 0, 0 if graphs else 1)
+                                  backend.encode(), partial_seed, 1 if timing else 0, 0,
+                                  0 if graphs else 1)
         handle = ctypes.c_void_p()
         _check(library().tprt_session_create(mesh, ctypes.byref(options),
                                              ctypes.byref(handle)), "creating a session")
@@ -310,10 +324,17 @@ class LoadedProgram:
         """Times runs on arrays placed once: the keyed arguments resident as
         for run(), the others placed once for the whole loop; `warmup` runs,
         then `repeat` timed runs whose results stay on the devices (freed,
-        never fetched). Returns (seconds to place, [seconds per run])."""
+        never fetched). On GPU ranks each run is also timed on the devices
+        (CUDA events around it on every rank's stream: the slowest rank's),
+        on a session of its own with device timing. Returns (seconds to
+        place, [seconds per run], [device seconds per run] or None, graph
+        launches of the last run)."""
         import time
         lib = library()
-        skey = (backend, 0, 0, graphs)
+        gpu = self.target == "cuda"
+        # On GPU ranks a session that times every run (its parameters placed
+        # on it again); on the CPU the calls' own.
+        skey = (backend, 0, 0, graphs, True) if gpu else (backend, 0, 0, graphs)
         session = self._session(skey)
         handles, temporary = [], []
         try:
@@ -322,7 +343,7 @@ class LoadedProgram:
             placed = time.perf_counter() - start
             ins = (ctypes.c_void_p * max(len(handles), 1))(*[h.value for h in handles])
             outs = (ctypes.c_void_p * max(len(self.results), 1))()
-            times = []
+            times, device, graph_launches = [], [], 0
             for run in range(warmup + repeat):
                 start = time.perf_counter()
                 status = lib.tprt_session_run_arrays(session, self._handle, self._function,
@@ -337,7 +358,17 @@ class LoadedProgram:
                     lib.tprt_array_free(ctypes.c_void_p(outs[i]))
                 if run >= warmup:
                     times.append(seconds)
-            return placed, times
+                    if gpu:
+                        device_seconds, graph_launches = 0.0, 0
+                        for rank in range(self.num_devices):
+                            profile = _DeviceProfile()
+                            profile.struct_size = ctypes.sizeof(_DeviceProfile)
+                            _check(lib.tprt_session_device_profile(
+                                session, rank, ctypes.byref(profile)), "device profile")
+                            device_seconds = max(device_seconds, profile.run_seconds)
+                            graph_launches += profile.graph_launches
+                        device.append(device_seconds)
+            return placed, times, (device if gpu else None), graph_launches
         finally:
             for handle in temporary:
                 lib.tprt_array_free(handle)

@@ -78,3 +78,13 @@ for graphs in (True, False):
     print("graphs=%s: graph launches per call %s" % (graphs, counts))
 # CHECK-NEXT: graphs=True: graph launches per call [0, 4, 4, 4]
 # CHECK-NEXT: graphs=False: graph launches per call [0, 0, 0, 0]
+
+# benchmark() on GPU ranks also times each run on the devices (CUDA events
+# around it on every rank's stream; the fake's events measure no time) and says
+# how the last run went: one graph launch per rank.
+figures = tp_mlir.compile(
+    net, (x,), mesh=Mesh({"tp": 4}), backend="cuda", comm="nccl",
+    plan={"fc1": ColwiseParallel(), "fc2": RowwiseParallel()}).benchmark(x, repeat=5, warmup=2)
+print("benchmark:", sorted(k for k in figures if k.startswith(("device_", "host", "graph"))),
+      "graph launches", figures["graph_launches"], "device ms", figures["device_median_ms"])
+# CHECK-NEXT: benchmark: ['device_best_ms', 'device_median_ms', 'graph_launches', 'host_overhead_ms'] graph launches 4 device ms 0.0
