@@ -86,6 +86,8 @@ def library():
         lib.tprt_array_place.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
                                          ctypes.POINTER(ctypes.c_void_p)]
         lib.tprt_array_fetch.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+        lib.tprt_array_write.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+        lib.tprt_array_write.restype = ctypes.c_void_p
         lib.tprt_array_free.argtypes = [ctypes.c_void_p]
         lib.tprt_session_run_arrays.argtypes = [
             ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int32, ctypes.POINTER(ctypes.c_void_p),
@@ -240,6 +242,17 @@ class LoadedProgram:
         self._sessions = {}
         # (session options, argument index) -> (key, array handle)
         self._resident = {}
+        # (session options, argument index) -> the array an unkeyed input is
+        # written into at each call (tprt_array_write): its device addresses
+        # stay, so that a CUDA graph of the call replays.
+        self._inputs = {}
+        # Arguments donated to a result: their arrays are the results' after
+        # a run, so they are placed anew.
+        self._donated = set()
+        for r in range(lib.tprt_program_num_results(self._handle, self._function)):
+            donor = lib.tprt_program_donor(self._handle, self._function, r)
+            if donor >= 0:
+                self._donated.add(donor)
         # Arguments placed on the devices so far (resident or not).
         self.placements = 0
         self.num_devices = 1
@@ -257,6 +270,8 @@ class LoadedProgram:
         and forgets the resident arguments placed on it."""
         for (skey, i) in [k for k in self._resident if k[0] == key]:
             self._resident.pop((skey, i))
+        for (skey, i) in [k for k in self._inputs if k[0] == key]:
+            self._inputs.pop((skey, i))
         session = self._sessions.pop(key, None)
         if session is not None:
             _drop_shared(session)
@@ -267,6 +282,8 @@ class LoadedProgram:
         lib = library()
         for key in list(self._resident):
             lib.tprt_array_free(self._resident.pop(key)[1])
+        for key in list(self._inputs):
+            lib.tprt_array_free(self._inputs.pop(key))
 
     def run(self, arrays, backend="local", partial_seed=0, timeout_ms=0, keys=None,
             keep=(), graphs=True):
@@ -319,6 +336,17 @@ class LoadedProgram:
                                     ctypes.byref(handle)),
                "placing input #%d" % index)
         return handle
+
+    def _write(self, index, handle, array):
+        spec = self.args[index]
+        array = np.require(array, requirements="C")
+        if array.dtype != spec.np_dtype or tuple(array.shape) != spec.shape:
+            raise RuntimeError_("writing input #%d%s: it is %s%s; the program expects %s%s" % (
+                index, " ('%s')" % spec.name if spec.name else "", array.dtype,
+                list(array.shape), spec.dtype, list(spec.shape)))
+        self.placements += 1
+        _check(library().tprt_array_write(handle, array.ctypes.data_as(ctypes.c_void_p)),
+               "writing input #%d" % index)
 
     def benchmark(self, arrays, keys, repeat, warmup, backend="local", graphs=True):
         """Times runs on arrays placed once: the keyed arguments resident as
@@ -392,6 +420,16 @@ class LoadedProgram:
             if key is not None and kept is not None and kept[0] == key:
                 handles.append(kept[1])
                 continue
+            if key is None and i not in self._donated:
+                # Written into the array of the last call, or placed once.
+                data = array() if callable(array) else array
+                reused = self._inputs.get((skey, i))
+                if reused is not None:
+                    self._write(i, reused, data)
+                else:
+                    reused = self._inputs[(skey, i)] = self._place(session, i, data)
+                handles.append(reused)
+                continue
             handle = self._place(session, i, array() if callable(array) else array)
             if key is None:
                 temporary.append(handle)
@@ -436,11 +474,14 @@ class LoadedProgram:
     def __del__(self):
         if _lib is None:
             return
-        for (skey, _), (_, handle) in getattr(self, "_resident", {}).items():
+        held = [(k, v[1]) for k, v in getattr(self, "_resident", {}).items()]
+        held += list(getattr(self, "_inputs", {}).items())
+        for (skey, _), handle in held:
             session = getattr(self, "_sessions", {}).get(skey)
             if session is not None and session.alive:
                 _lib.tprt_array_free(handle)
         self._resident = {}
+        self._inputs = {}
         # The sessions are shared (_Session): they stay.
         self._sessions = {}
         if getattr(self, "_handle", None):

@@ -342,6 +342,66 @@ tprt_status tprt_array_place(tprt_session *session,
   }
 }
 
+tprt_status tprt_array_write(tprt_array *array, const void *global) {
+  if (!array || !global)
+    return error(TPRT_INVALID_ARGUMENT,
+                 "tprt_array_write: array or global is null");
+  if (!isLive(array))
+    return error(TPRT_INVALID_ARGUMENT,
+                 "tprt_array_write: not an array (freed, or never made)");
+  tprt_session *session = array->link->session;
+  if (!session)
+    return error(TPRT_INVALID_ARGUMENT, "tprt_array_write: array #", array->id,
+                 " was freed with its session");
+  try {
+    std::lock_guard<std::mutex> turn(session->runMutex);
+    if (tprt_status status = session->checkUsable())
+      return status;
+    if (tprt_status status = checkArray(session, array, "tprt_array_write"))
+      return status;
+    const tprt_mesh *mesh = &session->mesh;
+    const tprt_tensor_info &info = array->info;
+    DeviceRanks *device = session->world->world->device();
+    size_t bytes = array->shardBytes;
+    return forEachLocalRank(
+        session, [&](int64_t rank, size_t k) -> tprt_status {
+          // A contiguous run of the tensor is read where it is; another
+          // shard is cut into the rank's memory (CPU) or a staging buffer.
+          const void *source = nullptr;
+          int64_t offset = 0;
+          if (info.sharding.partial.count == 0 &&
+              tprt_shard_contiguous(mesh, &info.sharding, info.shape, rank,
+                                    &offset))
+            source = static_cast<const char *>(global) +
+                     offset * static_cast<int64_t>(tprt_dtype_size(info.dtype));
+          if (!device) {
+            if (source) {
+              copyBytes(array->shards[k], source, bytes);
+              return nullptr;
+            }
+            return tprt_scatter_shard(mesh, &info.sharding, info.shape,
+                                      info.dtype, global, rank,
+                                      array->shards[k]);
+          }
+          Bytes staging;
+          if (!source) {
+            staging.resize(bytes);
+            if (tprt_status s = tprt_scatter_shard(
+                    mesh, &info.sharding, info.shape, info.dtype, global, rank,
+                    staging.data()))
+              return s;
+            source = staging.data();
+          }
+          if (tprt_status s =
+                  device->copyToDevice(rank, array->shards[k], source, bytes))
+            return s;
+          return device->synchronize(rank);
+        });
+  } catch (const std::exception &e) {
+    return error(TPRT_INTERNAL, "tprt_array_write: ", e.what());
+  }
+}
+
 tprt_status tprt_array_place_shards(tprt_session *session,
                                     const tprt_tensor_info *info,
                                     const void *const *shards,

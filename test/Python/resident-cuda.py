@@ -70,14 +70,17 @@ call("fc2.weight updated in place")
 for graphs in (True, False):
     graphed = tp_mlir.compile(net, (x,), mesh=Mesh({"tp": 4}), backend="cuda", comm="nccl",
                               graphs=graphs, plan={"fc1": ColwiseParallel(), "fc2": RowwiseParallel()})
-    counts = []
-    for _ in range(4):
-        before = fake.tprtFakeCounter(b"cuGraphLaunch")
-        out = graphed(x)
-        counts.append(fake.tprtFakeCounter(b"cuGraphLaunch") - before)
-    print("graphs=%s: graph launches per call %s" % (graphs, counts))
-# CHECK-NEXT: graphs=True: graph launches per call [0, 4, 4, 4]
-# CHECK-NEXT: graphs=False: graph launches per call [0, 0, 0, 0]
+    counts, captures = [], []
+    for step in range(4):
+        before = [fake.tprtFakeCounter(n) for n in (b"cuGraphLaunch", b"cuStreamBeginCapture")]
+        out = graphed(x + step)
+        counts.append(fake.tprtFakeCounter(b"cuGraphLaunch") - before[0])
+        captures.append(fake.tprtFakeCounter(b"cuStreamBeginCapture") - before[1])
+    print("graphs=%s: graph launches per call %s, captures %s" % (graphs, counts, captures))
+# Each call's input is written into the array of the call before
+# (tprt_array_write): its addresses stay, and the graph replays.
+# CHECK-NEXT: graphs=True: graph launches per call [0, 4, 4, 4], captures [0, 4, 0, 0]
+# CHECK-NEXT: graphs=False: graph launches per call [0, 0, 0, 0], captures [0, 0, 0, 0]
 
 # benchmark() on GPU ranks also times each run on the devices (CUDA events
 # around it on every rank's stream; the fake's events measure no time) and says

@@ -720,6 +720,12 @@ TPRT_API tprt_status tprt_array_place_shards(tprt_session *session,
                                              const void *const *shards,
                                              int64_t num_shards,
                                              tprt_array **array);
+/* Writes a global host tensor (the array's dtype and global shape) into an
+ * array already placed, in its own memory, shard by shard as
+ * tprt_array_place does: a loop that feeds new values of an input each step
+ * keeps the array, and its device addresses (which a CUDA graph replays
+ * with), instead of placing a new one. A donated or freed array is refused. */
+TPRT_API tprt_status tprt_array_write(tprt_array *array, const void *global);
 /* Gathers the array into `global` (host, its global shape; tprt_gather_shards:
  * blocks by their split axes, pending sums added). Replicas are compared
  * first, by checksum: a device whose copy of a replicated shard differs from

@@ -40,7 +40,7 @@ def main():
     for name in ("tprt_program_load", "tprt_session_create", "tprt_session_run",
                  "tprt_session_run_arrays", "tprt_array_place", "tprt_array_place_shards",
                  "tprt_array_fetch", "tprt_array_fetch_shard", "tprt_program_find_function",
-                 "tprt_scatter_shard"):
+                 "tprt_scatter_shard", "tprt_array_write"):
         getattr(rt, name).restype = ctypes.c_void_p
 
     def message(status):
@@ -147,6 +147,26 @@ def main():
     print("result array: id %s, f32[%d, %d]" % (
         "> 0" if rt.tprt_array_id(first) > 0 else "0", info.shape[0], info.shape[1]))
 
+    # New values written into a placed array (tprt_array_write): the same array
+    # now holds them, split as placing them would (w1 is split by columns),
+    # and a run reads them.
+    w1 = args[1].contents
+    doubled = (ctypes.c_float * count(w1))(*[2 * v for v in inputs[1]])
+    check(rt.tprt_array_write(placed[1], doubled), "write")
+    written = fetch(placed[1], args[1]) == list(doubled)
+    status, got = run_arrays(session, placed)
+    check(status, "run after write")
+    fresh = place(session, args[1], doubled)
+    status, direct_w = run_arrays(session, [placed[0], fresh] + placed[2:])
+    check(status, "run")
+    print("written into placed w1: %s; a run reads it: %s" % (
+        written, fetch(ctypes.c_void_p(got[0]), results[0]) ==
+        fetch(ctypes.c_void_p(direct_w[0]), results[0])))
+    check(rt.tprt_array_write(placed[1], inputs[1]), "write back")
+    for a in got + direct_w:
+        rt.tprt_array_free(ctypes.c_void_p(a))
+    rt.tprt_array_free(fresh)
+
     # Placed from shards, fetched back by shard.
     w1 = args[1].contents
     ranks = [rt.tprt_session_local_rank(session, k) for k in range(4)]
@@ -187,9 +207,12 @@ def main():
     rt.tprt_array_free(again)
     refused(run_arrays(session, [again] + placed[1:])[0])
     refused(rt.tprt_array_fetch(again, (ctypes.c_float * 1)()))
+    refused(rt.tprt_array_write(again, inputs[0]))
+    refused(rt.tprt_array_write(placed[0], None))
     rt.tprt_session_destroy(other)
     refused(run_arrays(session, [foreign] + placed[1:])[0])
     refused(rt.tprt_array_fetch(foreign, (ctypes.c_float * count(args[0].contents))()))
+    refused(rt.tprt_array_write(foreign, inputs[0]))
     rt.tprt_array_free(foreign)
     bad = TensorInfo()
     ctypes.pointer(bad)[0] = args[1].contents
