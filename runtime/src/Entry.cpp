@@ -335,6 +335,8 @@ void tprt_rt_index_error(tprt_rank_context *ctx, int64_t index, int64_t last,
   });
 }
 
+int32_t tprt_rt_fill_once(tprt_rank_context *, void *) { return 1; }
+
 void tprt_rt_launch(tprt_rank_context *ctx, const void *, int64_t,
                     const char *name, int64_t, int64_t, int64_t, int64_t,
                     int64_t, int64_t, int32_t, void **, int64_t) {
@@ -352,7 +354,7 @@ const tprt_rt_table *tprt_rt_functions(void) {
       tprt_rt_reduce_scatter, tprt_rt_all_to_all,  tprt_rt_all_slice,
       tprt_rt_axis_index,     tprt_rt_sgemm,       tprt_rt_gemm_narrow,
       tprt_rt_alloc,          tprt_rt_free,        tprt_rt_upload,
-      tprt_rt_launch,         tprt_rt_index_error,
+      tprt_rt_launch,         tprt_rt_index_error, tprt_rt_fill_once,
   };
   return &table;
 }

@@ -18,6 +18,8 @@
 //                             argument's buffer, the one input it writes)
 //   arena <bytes>             (optional: the intermediates' arena, which the
 //                             entry point takes as its last buffer)
+//   constants <bytes>         (optional: the buffer the constants are
+//                             uploaded into once, before the arena)
 //   hostread <arg>            (optional: the host code reads the argument,
 //                             which a GPU rank then passes in host memory)
 //   end
@@ -395,6 +397,16 @@ tprt_status tprt::parseManifest(const std::string &text,
       if (!words.integer(current->arenaBytes, 1, INT64_MAX / 2) ||
           !words.atEnd())
         return bad("expected 'arena <bytes>', a positive number of bytes");
+      continue;
+    }
+    if (word == "constants") {
+      // constants <bytes>: the buffer the entry point's constants are
+      // uploaded into by its first run on a rank.
+      if (!meshSeen || current->constantsBytes)
+        return bad("expected one 'constants' line, after the mesh");
+      if (!words.integer(current->constantsBytes, 1, INT64_MAX / 2) ||
+          !words.atEnd())
+        return bad("expected 'constants <bytes>', a positive number of bytes");
       continue;
     }
     if (word == "hostread") {

@@ -36,6 +36,10 @@ struct Function {
   /// tp-plan-arena): the entry point's last buffer, which the session
   /// allocates once per rank; 0 for none.
   int64_t arenaBytes = 0;
+  /// Bytes of the buffer its constants are uploaded into once (`constants`
+  /// line, tp-upload-constants on CUDA): the entry point's buffer before the
+  /// arena, which the session allocates once per rank; 0 for none.
+  int64_t constantsBytes = 0;
   /// The arguments the host code reads (`hostread` lines, tp-mark-host-reads:
   /// on a GPU they are passed in host memory), one flag per argument; empty
   /// when none is.

@@ -206,9 +206,10 @@ struct RunState {
   /// (GraphMode, decided for every rank before they run).
   bool graphed = false;
   GraphMode graphMode = GraphMode::Plain;
-  /// Each rank's slot for the function's arena (SessionWorld::arenas), when
-  /// it has one.
+  /// Each rank's slot for the function's arena and constants' buffer
+  /// (SessionWorld::arenas), when it has them.
   std::vector<void *> *arenas = nullptr;
+  std::vector<void *> *constants = nullptr;
   /// tprt_session_run_arrays: per rank and buffer, whether it is an array
   /// already in the rank's memory (read there; empty: none is), and whether
   /// the results stay in the rank's memory (on a GPU world allocated and
@@ -350,34 +351,45 @@ tprt_status runRank(RunState &s, EntryFn entry, int64_t rank) {
       return timing;
     }
   // The entry point takes the arguments' buffers, then those of the results
-  // that are not written in a donated argument's, then its arena (made by
-  // the rank's first run of the function, kept by the session).
+  // that are not written in a donated argument's, then its constants' buffer
+  // and its arena (made by the rank's first run of the function, kept by the
+  // session).
   std::vector<void *> entryBuffers;
   void **buffers = pointers.data();
-  if (!fn.donatedFrom.empty() || s.arenas) {
+  if (!fn.donatedFrom.empty() || s.arenas || s.constants) {
     entryBuffers.assign(pointers.begin(), pointers.begin() + s.numInputs);
     for (size_t i = s.numInputs; i < pointers.size(); ++i)
       if (donor(i) < 0)
         entryBuffers.push_back(pointers[i]);
-    if (s.arenas) {
-      void *&arena = (*s.arenas)[static_cast<size_t>(rank)];
-      if (!arena) {
-        size_t bytes = static_cast<size_t>(fn.arenaBytes);
+    auto kept = [&](std::vector<void *> *slots, int64_t size,
+                    const char *what) -> tprt_status {
+      if (!slots)
+        return nullptr;
+      void *&buffer = (*slots)[static_cast<size_t>(rank)];
+      if (!buffer) {
+        size_t bytes = static_cast<size_t>(size);
         tprt_status made = nullptr;
         if (device)
-          made = device->alloc(rank, bytes, &arena);
-        else if (!(arena = std::aligned_alloc(64, (bytes + 63) / 64 * 64)))
+          made = device->alloc(rank, bytes, &buffer);
+        else if (!(buffer = std::aligned_alloc(64, (bytes + 63) / 64 * 64)))
           made = error(TPRT_INTERNAL, "rank ", rank, ": out of memory for the ",
-                       bytes, "-byte arena of '", fn.name, "'");
+                       bytes, "-byte ", what, " of '", fn.name, "'");
         if (made) {
-          arena = nullptr;
-          comm->abort(made);
-          tprt_rank_context_destroy(ctx);
-          releaseAll();
+          buffer = nullptr;
           return made;
         }
       }
-      entryBuffers.push_back(arena);
+      entryBuffers.push_back(buffer);
+      return nullptr;
+    };
+    tprt_status made = kept(s.constants, fn.constantsBytes, "constants");
+    if (!made)
+      made = kept(s.arenas, fn.arenaBytes, "arena");
+    if (made) {
+      comm->abort(made);
+      tprt_rank_context_destroy(ctx);
+      releaseAll();
+      return made;
     }
     buffers = entryBuffers.data();
   }
@@ -931,6 +943,11 @@ tprt_status prepareRun(tprt_session *session, const tprt_program *program,
     auto &slots = session->world->arenas[{program->checksum, function}];
     slots.resize(static_cast<size_t>(numRanks), nullptr);
     state->arenas = &slots;
+  }
+  if (f.constantsBytes > 0) {
+    auto &slots = session->world->arenas[{program->checksum, -1 - function}];
+    slots.resize(static_cast<size_t>(numRanks), nullptr);
+    state->constants = &slots;
   }
   state->program = program->checksum;
   state->functionIndex = function;
@@ -1525,6 +1542,8 @@ tprt_status runArrays(tprt_session *session, const tprt_program *program,
         if (i < state->numInputs ||
             f.donor(static_cast<int32_t>(i - state->numInputs)) < 0)
           b.push_back(state->pointers[rank][i]);
+      if (state->constants)
+        b.push_back((*state->constants)[static_cast<size_t>(rank)]);
       if (state->arenas)
         b.push_back((*state->arenas)[static_cast<size_t>(rank)]);
     }

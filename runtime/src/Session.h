@@ -56,9 +56,11 @@ struct SessionWorld {
   /// again before a run if another session of the process changed it.
   int blasThreads = 0;
   /// Each function's arena (its intermediates, tp-plan-arena) on each rank,
-  /// by (program checksum, function): made by the rank's first run of it
-  /// and kept, so a run allocates none of them. Entries are made before the
-  /// ranks run; each rank fills its own slot.
+  /// by (program checksum, function), and its constants' buffer
+  /// (tp-upload-constants: uploaded by its first run) under (checksum,
+  /// -1 - function): made by the rank's first run of it and kept, so a run
+  /// allocates none of them. Entries are made before the ranks run; each
+  /// rank fills its own slot.
   std::map<std::pair<uint64_t, int32_t>, std::vector<void *>> arenas;
 };
 

@@ -7,7 +7,7 @@
 # the importer writes the cache at `pos + i` from the scalar itself), so the
 # function runs op by op, and the session says so once. After its first call a
 # step uploads its token and position, reads back its position and its logits,
-# and nothing else moves: the cache stays on the devices.
+# and nothing else moves: the cache stays on the devices, the constants too.
 import ctypes
 import os
 import sys
@@ -55,12 +55,12 @@ print("errors:", sum(fake.tprtFakeCounter(("error." + c).encode()) for c in (
     "cuMemcpyDtoHAsync", "cuMemcpyHtoDAsync", "cuLaunchKernel", "cuMemcpy2DAsync",
     "cublasGemmStridedBatchedEx", "ncclAllReduce", "cuMemFreeAsync", "cuMemAllocAsync")))
 # CHECK: tprt: CUDA graphs off for 'forward': its host code reads argument #38 ('pos') at every run; its runs launch each op
-# Per step and rank: the token (16 bytes) and the position (8) up, with the
-# program's constant tables (128 bytes, uploaded by every run: tp-upload-
+# Per step and rank: the token (16 bytes) and the position (8) up (the
+# program's constant tables were uploaded by its first run: tp-upload-
 # constants); the position (8) and the logits (2 x 64 f32, every rank's copy:
 # the replicas are compared) down.
-# CHECK: step 1: 608 bytes up, 2080 down, 0 graph launches
-# CHECK-NEXT: step 2: 608 bytes up, 2080 down, 0 graph launches
-# CHECK-NEXT: step 3: 608 bytes up, 2080 down, 0 graph launches
+# CHECK: step 1: 96 bytes up, 2080 down, 0 graph launches
+# CHECK-NEXT: step 2: 96 bytes up, 2080 down, 0 graph launches
+# CHECK-NEXT: step 3: 96 bytes up, 2080 down, 0 graph launches
 # CHECK-NEXT: errors: 0
 # CHECK-NOT: CUDA graphs off

@@ -1045,11 +1045,19 @@ def UploadConstantsPass : Pass<"tp-upload-constants", "::mlir::ModuleOp"> {
     Part of `--tp-lower-to-cuda`, after `tp-convert-collectives-to-runtime`
     (whose rank context, the first function argument, it passes on) and
     before `tp-map-linalg-to-gpu`. Every `memref.get_global` of a constant
-    in a function becomes a fresh buffer (freed before each return): a
-    splat constant is filled with `linalg.fill`, which becomes a kernel;
-    any other is copied from the host constant, which stays in the
-    program library, with `tprt_rt_upload`. Kernels then read device
-    memory only.
+    in a function is replaced so that kernels read device memory only:
+    - a splat constant by a fresh buffer (freed before each return) filled
+      with `linalg.fill`, which becomes a kernel;
+    - any other, in an entry point (a function of the manifest), by a view
+      of the constants' buffer: a new last argument (`memref<Nxi8>`, each
+      constant 64-byte aligned) that the session allocates once per rank
+      (the manifest's `constants <bytes>` line). Where the function starts,
+      `tprt_rt_fill_once` says whether the rank runs it for the first time;
+      only then are the constants copied from the host constants, which
+      stay in the program library, with `tprt_rt_upload`. Later runs upload
+      nothing, and a CUDA graph of them can be captured;
+    - any other in a function the entry points call (an outlined layer) by a
+      fresh buffer uploaded by every run.
 
     Example:
 
@@ -1061,16 +1069,18 @@ def UploadConstantsPass : Pass<"tp-upload-constants", "::mlir::ModuleOp"> {
     becomes
 
     ```mlir
-    %m = memref.alloc() : memref<2x2xf32>
-    %host = memref.get_global @mask : memref<2x2xf32>
-    func.call @tprt_rt_upload(%ctx, %pm, %phost, %c16_i64) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> ()
-    ...
-    memref.dealloc %m : memref<2x2xf32>
+    // In an entry point, whose new last argument is %constants: memref<64xi8>
+    %first = func.call @tprt_rt_fill_once(%ctx, %pconstants) : (!llvm.ptr, !llvm.ptr) -> i32
+    %m = memref.view %constants[%c0][] : memref<64xi8> to memref<2x2xf32>
+    scf.if %upload {
+      %host = memref.get_global @mask : memref<2x2xf32>
+      func.call @tprt_rt_upload(%ctx, %pm, %phost, %c16_i64) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> ()
+    }
     ```
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect", "::mlir::func::FuncDialect",
                            "::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect",
-                           "::mlir::linalg::LinalgDialect"];
+                           "::mlir::linalg::LinalgDialect", "::mlir::scf::SCFDialect"];
 }
 
 def MergeKernelModulesPass

@@ -440,6 +440,10 @@ TPRT_API void tprt_rt_upload(tprt_rank_context *ctx, void *dst,
  * memory outside its buffers was touched. */
 TPRT_API void tprt_rt_index_error(tprt_rank_context *ctx, int64_t index,
                                   int64_t last, const char *what);
+/* 1 the first time the rank asks about `buffer` (a buffer the session keeps
+ * across runs: a program's constants, uploaded then), 0 after; always 1 on
+ * a CPU backend, whose programs read their constants where they are. */
+TPRT_API int32_t tprt_rt_fill_once(tprt_rank_context *ctx, void *buffer);
 TPRT_API void tprt_rt_launch(tprt_rank_context *ctx, const void *image,
                              int64_t image_size, const char *name,
                              int64_t grid_x, int64_t grid_y, int64_t grid_z,
@@ -488,6 +492,7 @@ typedef struct tprt_rt_table {
                  void **, int64_t);
   /* Version 4. */
   void (*index_error)(tprt_rank_context *, int64_t, int64_t, const char *);
+  int32_t (*fill_once)(tprt_rank_context *, void *);
 } tprt_rt_table;
 
 /* This runtime's table (the one its rank contexts point to). */

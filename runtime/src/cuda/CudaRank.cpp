@@ -356,6 +356,15 @@ void cudaLaunch(tprt_rank_context *ctx, const void *image, int64_t imageSize,
   });
 }
 
+/// Whether the rank has not been asked about `buffer` before: a program's
+/// constants are uploaded into the buffer the session keeps for them by its
+/// first run alone (later runs, and their graphs, do not upload).
+int32_t cudaFillOnce(tprt_rank_context *ctx, void *buffer) {
+  if (ctx->error)
+    return 0;
+  return rankOf(ctx).filled.insert(buffer).second ? 1 : 0;
+}
+
 /// C += op(A) op(B) on row-major matrices of `type`, accumulated in f32:
 /// cuBLAS is column-major, so it computes C^T = op(B)^T op(A)^T, which reads
 /// the same memory. batch1 entries at once (strided), batch0 in a loop.
@@ -799,6 +808,7 @@ const tprt_rt_table *tprt::cuda::cudaFunctions() {
       cudaUpload,
       cudaLaunch,
       tprt_rt_index_error,
+      cudaFillOnce,
   };
   return &table;
 }

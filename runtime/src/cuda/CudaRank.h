@@ -20,6 +20,7 @@
 #include "../Internal.h"
 
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -125,6 +126,8 @@ struct CudaRank {
   /// collective's staging buffer) is freed: graphs of an older generation
   /// are captured again.
   uint64_t generation = 0;
+  /// The buffers a program's constants were uploaded into (fill_once).
+  std::set<void *> filled;
   /// Frees the slots' graphs and idle outputs.
   void releaseGraphs();
   /// Graph launches of the timed run (tprt_device_profile.graph_launches).

@@ -14,6 +14,7 @@
 
 #include <cublas_v2.h>
 
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <set>
@@ -96,6 +97,9 @@ cublasStatus_t gemm(const char *call, cublasHandle_t handle,
     std::lock_guard<std::mutex> lock(mutex);
     stream = streams[handle];
   }
+  if (const char *refuse = std::getenv("TPRT_FAKE_CUBLAS_REFUSE_CAPTURE");
+      refuse && std::string(refuse) == "1" && tprtFakeCapturing(stream))
+    return fail(call, CUBLAS_STATUS_NOT_SUPPORTED);
   tprtFakeCapture(stream, call, ranges.data(), static_cast<int>(ranges.size()));
   return CUBLAS_STATUS_SUCCESS;
 }
@@ -117,6 +121,8 @@ const char *cublasGetStatusName(cublasStatus_t status) {
     return "CUBLAS_STATUS_NOT_INITIALIZED";
   case CUBLAS_STATUS_INVALID_VALUE:
     return "CUBLAS_STATUS_INVALID_VALUE";
+  case CUBLAS_STATUS_NOT_SUPPORTED:
+    return "CUBLAS_STATUS_NOT_SUPPORTED";
   default:
     return "CUBLAS_STATUS_INTERNAL_ERROR";
   }

@@ -29,6 +29,10 @@
 // synchronous allocation on the capturing thread; so is freeing, inside a
 // capture, memory allocated outside it.
 //
+// TPRT_FAKE_CUBLAS_REFUSE_CAPTURE=1 makes the fake cuBLAS refuse a GEMM on a
+// capturing stream (CUBLAS_STATUS_NOT_SUPPORTED), as a library that cannot be
+// captured would: how the session's fallback to plain launches is tested.
+//
 // cuBLAS and NCCL link the fake driver and reach its census, its
 // allocations and its captures through the functions below.
 //
@@ -55,6 +59,8 @@ struct FakeRange {
   uintptr_t ptr;
   size_t bytes;
 };
+/// Whether `stream` (a CUstream) is capturing.
+FAKE_CUDA_API int tprtFakeCapturing(const void *stream);
 /// When `stream` (a CUstream) is capturing, adds a node for library call
 /// `call` that touches `ranges` (checked again at each replay) and returns
 /// 1; returns 0 when it is not: the caller does the op now.

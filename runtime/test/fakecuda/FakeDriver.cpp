@@ -257,6 +257,11 @@ bool record(CUstream stream, Node node) {
 
 } // namespace
 
+FAKE_CUDA_API int tprtFakeCapturing(const void *stream) {
+  return capturing(reinterpret_cast<CUstream>(const_cast<void *>(stream))) ? 1
+                                                                           : 0;
+}
+
 FAKE_CUDA_API int tprtFakeCapture(const void *stream, const char *call,
                                   const FakeRange *ranges, int count) {
   Node node{call, std::vector<FakeRange>(ranges, ranges + count), nullptr};

@@ -56,3 +56,39 @@ func.func @mutable(%ctx: !llvm.ptr, %out: memref<2xf32>) {
   memref.copy %c, %out : memref<2xf32> to memref<2xf32>
   return
 }
+
+// -----
+
+// In an entry point (a function of the manifest), the constants that are not
+// splats are views of the constants' buffer, a new last argument (each 64-byte
+// aligned: 16 bytes at 0, a mask of i1, one byte each, at 64), uploaded on the
+// rank's first run alone; the manifest gives the buffer's size.
+
+// CHECK: tp.manifest = "tprt-manifest 4\0Aabi 4\0Atarget cuda\0Afunc \22g\22 0 2\0Amesh - 0\0Aresult 0 f32 1 4 s=|\0Aresult 1 i8 2 2 2 s=|\0Aconstants 128\0Aend\0A"
+// CHECK-LABEL: func.func @g(
+// CHECK-SAME: %[[CTX:.*]]: !llvm.ptr, %[[OUT:.*]]: memref<4xf32>, %[[OUT2:.*]]: memref<2x2xi1>, %[[CONSTANTS:.*]]: memref<128xi8>)
+// CHECK: %[[FIRST:.*]] = call @tprt_rt_fill_once(%[[CTX]], %{{.*}}) : (!llvm.ptr, !llvm.ptr) -> i32
+// CHECK: %[[UPLOAD:.*]] = arith.cmpi ne, %[[FIRST]]
+// CHECK: %[[T:.*]] = memref.view %[[CONSTANTS]][%{{.*}}][] : memref<128xi8> to memref<4xf32>
+// CHECK: %[[C:.*]] = memref.view %[[CONSTANTS]][%{{.*}}][] : memref<128xi8> to memref<2x2xi1>
+// CHECK: scf.if %[[UPLOAD]] {
+// CHECK:   memref.get_global @table
+// CHECK:   call @tprt_rt_upload(%[[CTX]], %{{.*}}, %{{.*}}, %{{.*}})
+// CHECK:   memref.get_global @causal
+// CHECK:   call @tprt_rt_upload(%[[CTX]], %{{.*}}, %{{.*}}, %{{.*}})
+// CHECK: }
+// CHECK: linalg.copy ins(%[[T]] : memref<4xf32>) outs(%[[OUT]]
+// CHECK: linalg.copy ins(%[[C]] : memref<2x2xi1>) outs(%[[OUT2]]
+// CHECK-NOT: memref.dealloc
+// CHECK: return
+module attributes {tp.manifest = "tprt-manifest 4\0Aabi 4\0Atarget cuda\0Afunc \22g\22 0 2\0Amesh - 0\0Aresult 0 f32 1 4 s=|\0Aresult 1 i8 2 2 2 s=|\0Aend\0A"} {
+  memref.global "private" constant @table : memref<4xf32> = dense<[1.0, 2.0, 3.0, 4.0]>
+  memref.global "private" constant @causal : memref<2x2xi1> = dense<[[true, false], [true, true]]>
+  func.func @g(%ctx: !llvm.ptr, %out: memref<4xf32>, %out2: memref<2x2xi1>) {
+    %t = memref.get_global @table : memref<4xf32>
+    %c = memref.get_global @causal : memref<2x2xi1>
+    linalg.copy ins(%t : memref<4xf32>) outs(%out : memref<4xf32>)
+    linalg.copy ins(%c : memref<2x2xi1>) outs(%out2 : memref<2x2xi1>)
+    return
+  }
+}

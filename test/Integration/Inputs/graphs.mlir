@@ -8,9 +8,8 @@ func.func @cut(%x: tensor<8x16xf32> {tp.sharding = #tp.sharding<@world, [{}, {}]
   return %x : tensor<8x16xf32>
 }
 
-// A constant that is not a splat is uploaded from host memory by every run
-// (tp-upload-constants), which a CUDA graph cannot capture: the session runs
-// it op by op and says so once.
+// A constant that is not a splat, uploaded on a GPU into the constants' buffer
+// the session keeps, by the rank's first run alone (tp-upload-constants).
 func.func @shift(%x: tensor<8x16xf32> {tp.sharding = #tp.sharding<@world, [{}, {"tp"}]>})
     -> (tensor<8x16xf32> {tp.sharding = #tp.sharding<@world, [{}, {"tp"}]>}) {
   %c = arith.constant dense<[[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0]]> : tensor<1x16xf32>
