@@ -320,16 +320,22 @@ class LoadedProgram:
         _check(status, "running")
         return outputs
 
-    def _place(self, session, index, array):
-        lib = library()
+    def _checked(self, index, array, doing):
+        """`array` as a C-contiguous numpy array of argument `index`'s dtype
+        and shape, or a RuntimeError_ saying what it is instead."""
         spec = self.args[index]
         array = np.require(array, requirements="C")
         if array.dtype != spec.np_dtype or tuple(array.shape) != spec.shape:
-            raise RuntimeError_("placing input #%d%s: it is %s%s; the program expects %s%s" % (
-                index, " ('%s')" % spec.name if spec.name else "", array.dtype,
+            raise RuntimeError_("%s input #%d%s: it is %s%s; the program expects %s%s" % (
+                doing, index, " ('%s')" % spec.name if spec.name else "", array.dtype,
                 list(array.shape), spec.dtype, list(spec.shape)))
-        handle = ctypes.c_void_p()
         self.placements += 1
+        return array
+
+    def _place(self, session, index, array):
+        lib = library()
+        array = self._checked(index, array, "placing")
+        handle = ctypes.c_void_p()
         _check(lib.tprt_array_place(session, lib.tprt_program_arg(self._handle, self._function,
                                                                   index),
                                     array.ctypes.data_as(ctypes.c_void_p),
@@ -338,13 +344,7 @@ class LoadedProgram:
         return handle
 
     def _write(self, index, handle, array):
-        spec = self.args[index]
-        array = np.require(array, requirements="C")
-        if array.dtype != spec.np_dtype or tuple(array.shape) != spec.shape:
-            raise RuntimeError_("writing input #%d%s: it is %s%s; the program expects %s%s" % (
-                index, " ('%s')" % spec.name if spec.name else "", array.dtype,
-                list(array.shape), spec.dtype, list(spec.shape)))
-        self.placements += 1
+        array = self._checked(index, array, "writing")
         _check(library().tprt_array_write(handle, array.ctypes.data_as(ctypes.c_void_p)),
                "writing input #%d" % index)
 
