@@ -62,6 +62,28 @@ void mlir::tp::printManifestName(llvm::raw_ostream &os, StringRef name) {
   os << '"';
 }
 
+size_t mlir::tp::findManifestFunction(StringRef manifest, StringRef name) {
+  std::string funcLine;
+  llvm::raw_string_ostream os(funcLine);
+  os << "\nfunc ";
+  printManifestName(os, name);
+  os << " ";
+  return manifest.find(funcLine);
+}
+
+std::optional<std::string> mlir::tp::insertManifestLines(StringRef manifest,
+                                                         StringRef name,
+                                                         StringRef lines) {
+  size_t at = findManifestFunction(manifest, name);
+  if (at == StringRef::npos)
+    return std::nullopt;
+  size_t end = manifest.find("\nend\n", at + 1);
+  if (end == StringRef::npos)
+    return std::nullopt;
+  return (manifest.take_front(end + 1) + lines + manifest.drop_front(end + 1))
+      .str();
+}
+
 std::optional<std::string> mlir::tp::parseManifestName(StringRef &text) {
   if (!text.consume_front("\""))
     return std::nullopt;

@@ -126,26 +126,6 @@ int64_t layOut(SmallVector<Planned> &planned) {
   return total;
 }
 
-/// Inserts `arena <bytes>` before the `end` of function `name` in the
-/// manifest text.
-std::optional<std::string> withArena(StringRef manifest, StringRef name,
-                                     int64_t bytes) {
-  std::string funcLine;
-  llvm::raw_string_ostream os(funcLine);
-  os << "func ";
-  printManifestName(os, name);
-  os << " ";
-  size_t at = manifest.find("\n" + funcLine);
-  if (at == StringRef::npos)
-    return std::nullopt;
-  size_t end = manifest.find("\nend\n", at + 1);
-  if (end == StringRef::npos)
-    return std::nullopt;
-  return (manifest.take_front(end + 1) + "arena " + Twine(bytes) + "\n" +
-          manifest.drop_front(end + 1))
-      .str();
-}
-
 struct PlanArenaPass : public tp::impl::PlanArenaPassBase<PlanArenaPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -162,8 +142,8 @@ struct PlanArenaPass : public tp::impl::PlanArenaPassBase<PlanArenaPass> {
       if (planned.empty())
         continue;
       int64_t total = layOut(planned);
-      std::optional<std::string> updated =
-          withArena(text, func.getSymName(), total);
+      std::optional<std::string> updated = insertManifestLines(
+          text, func.getSymName(), "arena " + std::to_string(total) + "\n");
       if (!updated) {
         func.emitOpError("tp-plan-arena: no manifest entry for this function");
         return signalPassFailure();

@@ -63,42 +63,20 @@ bool readOnHost(Value value, SymbolTable &symbols,
   return false;
 }
 
-/// Inserts `hostread <arg>` lines before the `end` of function `name` in
-/// the manifest text; nothing when the function is not in it.
-std::string withHostReads(StringRef manifest, StringRef name,
-                          ArrayRef<unsigned> args) {
-  std::string funcLine;
-  llvm::raw_string_ostream os(funcLine);
-  os << "func ";
-  printManifestName(os, name);
-  os << " ";
-  size_t at = manifest.find("\n" + funcLine);
-  if (at == StringRef::npos)
-    return manifest.str();
-  size_t end = manifest.find("\nend\n", at + 1);
-  if (end == StringRef::npos)
-    return manifest.str();
-  std::string lines;
-  for (unsigned arg : args)
-    lines += "hostread " + std::to_string(arg) + "\n";
-  return (manifest.take_front(end + 1) + lines + manifest.drop_front(end + 1))
-      .str();
-}
-
 /// The number of arguments of function `name` in the manifest (its `func
 /// <name> <#args> <#results>` line), or -1.
 int64_t manifestArgCount(StringRef manifest, StringRef name) {
-  std::string funcLine;
-  llvm::raw_string_ostream os(funcLine);
-  os << "func ";
-  printManifestName(os, name);
-  os << " ";
-  size_t at = manifest.find("\n" + funcLine);
+  size_t at = findManifestFunction(manifest, name);
   if (at == StringRef::npos)
     return -1;
-  StringRef rest = manifest.drop_front(at + 1 + funcLine.size());
+  // `\nfunc <name> <#args> ...`: the name is the second word.
+  StringRef rest = manifest.drop_front(at + 1);
+  rest = rest.drop_front(rest.find(' ') + 1);
+  std::optional<std::string> parsed = parseManifestName(rest);
   int64_t count = -1;
-  if (rest.take_until([](char c) { return c == ' '; }).getAsInteger(10, count))
+  if (!parsed || rest.ltrim(' ')
+                     .take_until([](char c) { return c == ' '; })
+                     .getAsInteger(10, count))
     return -1;
   return count;
 }
@@ -143,8 +121,11 @@ struct MarkHostReadsPass
         }
         ++buffer;
       }
+      std::string lines;
+      for (unsigned arg : read)
+        lines += "hostread " + std::to_string(arg) + "\n";
       if (!read.empty())
-        text = withHostReads(text, func.getName(), read);
+        text = insertManifestLines(text, func.getName(), lines).value_or(text);
     }
     module->setAttr(kManifestAttrName, StringAttr::get(&getContext(), text));
   }

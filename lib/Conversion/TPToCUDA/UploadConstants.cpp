@@ -46,24 +46,6 @@ std::optional<int64_t> byteSize(MemRefType type) {
   return type.getNumElements() * (bits / 8);
 }
 
-/// `manifest` with `constants <bytes>` before the `end` of function `name`.
-std::string withConstants(const std::string &manifest, StringRef name,
-                          int64_t bytes) {
-  std::string funcLine;
-  llvm::raw_string_ostream os(funcLine);
-  os << "\nfunc ";
-  printManifestName(os, name);
-  os << " ";
-  size_t at = manifest.find(funcLine);
-  if (at == std::string::npos)
-    return manifest;
-  size_t end = manifest.find("\nend\n", at + 1);
-  if (end == std::string::npos)
-    return manifest;
-  return manifest.substr(0, end + 1) + "constants " + std::to_string(bytes) +
-         "\n" + manifest.substr(end + 1);
-}
-
 struct UploadConstantsPass
     : public tp::impl::UploadConstantsPassBase<UploadConstantsPass> {
   void runOnOperation() override {
@@ -74,14 +56,6 @@ struct UploadConstantsPass
     auto manifestAttr = module->getAttrOfType<StringAttr>(kManifestAttrName);
     std::string manifest =
         manifestAttr ? manifestAttr.getValue().str() : std::string();
-    auto manifestHas = [&](ModuleOp, StringRef name) {
-      std::string line;
-      llvm::raw_string_ostream os(line);
-      os << "\nfunc ";
-      printManifestName(os, name);
-      os << " ";
-      return manifest.find(line) != std::string::npos;
-    };
     WalkResult result = module.walk([&](func::FuncOp func) {
       if (func.isExternal())
         return WalkResult::advance();
@@ -97,7 +71,9 @@ struct UploadConstantsPass
       Value ctx = func.getArgument(0);
       // An entry point (the manifest's) keeps its constants in a buffer of
       // the session's.
-      bool entry = !func.isPrivate() && manifestHas(module, func.getName());
+      bool entry =
+          !func.isPrivate() &&
+          findManifestFunction(manifest, func.getName()) != std::string::npos;
       SmallVector<Value> fresh;
       struct Kept {
         memref::GetGlobalOp read;
@@ -165,7 +141,10 @@ struct UploadConstantsPass
         if (failed(func.insertArgument(index, bufferType, {}, func.getLoc())))
           return WalkResult::interrupt();
         Value constants = func.getArgument(index);
-        manifest = withConstants(manifest, func.getName(), keptBytes);
+        manifest =
+            insertManifestLines(manifest, func.getName(),
+                                "constants " + std::to_string(keptBytes) + "\n")
+                .value_or(manifest);
         Block &body = func.getBody().front();
         OpBuilder b = OpBuilder::atBlockBegin(&body);
         Location loc = func.getLoc();

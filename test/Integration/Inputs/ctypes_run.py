@@ -108,6 +108,53 @@ def main():
     sys.exit(0 if worst < 1e-3 else 1)
 
 
+def open_runtime(path):
+    """libtprt through ctypes with the signatures the array scripts call, and
+    message(status) ("CODE: text", the status freed) and check(status, what)
+    (exits naming `what` on a failure)."""
+    rt = ctypes.CDLL(path)
+    rt.tprt_status_message.restype = ctypes.c_char_p
+    rt.tprt_status_code.restype = ctypes.c_int
+    rt.tprt_code_name.restype = ctypes.c_char_p
+    rt.tprt_program_arg.restype = ctypes.POINTER(TensorInfo)
+    rt.tprt_program_result.restype = ctypes.POINTER(TensorInfo)
+    rt.tprt_program_mesh.restype = ctypes.POINTER(Mesh)
+    rt.tprt_session_local_rank.restype = ctypes.c_int64
+    rt.tprt_session_local_rank.argtypes = [ctypes.c_void_p, ctypes.c_int64]
+    for name in ("tprt_program_load", "tprt_session_create", "tprt_session_run",
+                 "tprt_session_run_arrays", "tprt_array_place", "tprt_array_fetch",
+                 "tprt_array_write", "tprt_program_find_function"):
+        getattr(rt, name).restype = ctypes.c_void_p
+
+    def message(status):
+        code = rt.tprt_code_name(rt.tprt_status_code(ctypes.c_void_p(status))).decode()
+        text = rt.tprt_status_message(ctypes.c_void_p(status)).decode()
+        rt.tprt_status_free(ctypes.c_void_p(status))
+        return "%s: %s" % (code, text)
+
+    def check(status, what):
+        if status:
+            sys.exit("%s: %s" % (what, message(status)))
+
+    return rt, message, check
+
+
+def open_program(rt, check, path, function, backend):
+    """Program `path` loaded, the index of its `function`, and a session of
+    `backend` on that function's mesh."""
+    program = ctypes.c_void_p()
+    check(rt.tprt_program_load(path.encode(), ctypes.byref(program)), "load " + path)
+    index = ctypes.c_int32()
+    check(rt.tprt_program_find_function(program, function.encode(), ctypes.byref(index)),
+          "find " + function)
+    mesh = rt.tprt_program_mesh(program, index)
+    session = ctypes.c_void_p()
+    options = SessionOptions(ctypes.sizeof(SessionOptions), 0, backend.encode(), 0)
+    check(rt.tprt_session_create(mesh, ctypes.byref(options), ctypes.byref(session)),
+          "session")
+    return program, index.value, session
+
+
 def count(info):
     n = 1
     for d in range(info.rank):

@@ -14,41 +14,14 @@ import random
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ctypes_run import Mesh, SessionOptions, TensorInfo, count  # noqa: E402
+from ctypes_run import count, open_program, open_runtime  # noqa: E402
 
 
 def main():
-    rt = ctypes.CDLL(sys.argv[1])
-    rt.tprt_status_message.restype = ctypes.c_char_p
-    rt.tprt_status_code.restype = ctypes.c_int
-    rt.tprt_code_name.restype = ctypes.c_char_p
-    rt.tprt_program_arg.restype = ctypes.POINTER(TensorInfo)
-    rt.tprt_program_mesh.restype = ctypes.POINTER(Mesh)
-    for name in ("tprt_program_load", "tprt_session_create", "tprt_session_run_arrays",
-                 "tprt_array_place", "tprt_array_fetch", "tprt_program_find_function"):
-        getattr(rt, name).restype = ctypes.c_void_p
-
-    def message(status):
-        code = rt.tprt_code_name(rt.tprt_status_code(ctypes.c_void_p(status))).decode()
-        text = rt.tprt_status_message(ctypes.c_void_p(status)).decode()
-        rt.tprt_status_free(ctypes.c_void_p(status))
-        return "%s: %s" % (code, text)
-
-    def check(status, what):
-        if status:
-            sys.exit("%s: %s" % (what, message(status)))
-
-    program = ctypes.c_void_p()
-    check(rt.tprt_program_load(sys.argv[2].encode(), ctypes.byref(program)), "load")
-    function = ctypes.c_int32()
-    check(rt.tprt_program_find_function(program, b"sgd", ctypes.byref(function)), "find")
-    f = function.value
+    rt, message, check = open_runtime(sys.argv[1])
+    program, f, session = open_program(rt, check, sys.argv[2], "sgd", "local")
     print("result #0's donor:", rt.tprt_program_donor(program, f, 0),
           "| out of range:", rt.tprt_program_donor(program, f, 1))
-    mesh = rt.tprt_program_mesh(program, f)
-    session = ctypes.c_void_p()
-    options = SessionOptions(ctypes.sizeof(SessionOptions), 0, b"local", 0)
-    check(rt.tprt_session_create(mesh, ctypes.byref(options), ctypes.byref(session)), "session")
     info = rt.tprt_program_arg(program, f, 0)
     n = count(info.contents)
     rng = random.Random(0)

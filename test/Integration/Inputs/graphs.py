@@ -18,36 +18,18 @@ import random
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ctypes_run import Mesh, SessionOptions, TensorInfo, count  # noqa: E402
+from ctypes_run import count, open_program, open_runtime  # noqa: E402
 
 COUNTERS = ("cuStreamBeginCapture", "cuGraphInstantiate", "cuGraphExecUpdate",
             "cuGraphLaunch", "cuMemcpy2DAsync", "cuMemAllocAsync")
 
 
 def main():
-    rt = ctypes.CDLL(sys.argv[1])
+    rt, _, check = open_runtime(sys.argv[1])
     fake = ctypes.CDLL("libcuda.so.1")
     fake.tprtFakeCounter.restype = ctypes.c_longlong
     fake.tprtFakeCounter.argtypes = [ctypes.c_char_p]
-    rt.tprt_status_message.restype = ctypes.c_char_p
-    rt.tprt_program_arg.restype = ctypes.POINTER(TensorInfo)
-    rt.tprt_program_mesh.restype = ctypes.POINTER(Mesh)
-    for name in ("tprt_program_load", "tprt_session_create", "tprt_array_place",
-                 "tprt_array_fetch", "tprt_session_run_arrays", "tprt_program_find_function"):
-        getattr(rt, name).restype = ctypes.c_void_p
-
-    def check(status, what):
-        if status:
-            sys.exit("%s: %s" % (what, rt.tprt_status_message(ctypes.c_void_p(status)).decode()))
-
-    program = ctypes.c_void_p()
-    check(rt.tprt_program_load(sys.argv[2].encode(), ctypes.byref(program)), "load")
-    function = ctypes.c_int32()
-    check(rt.tprt_program_find_function(program, b"cut", ctypes.byref(function)), "find")
-    mesh = rt.tprt_program_mesh(program, function)
-    session = ctypes.c_void_p()
-    options = SessionOptions(ctypes.sizeof(SessionOptions), 0, b"nccl", 0)
-    check(rt.tprt_session_create(mesh, ctypes.byref(options), ctypes.byref(session)), "session")
+    program, function, session = open_program(rt, check, sys.argv[2], "cut", "nccl")
     info = rt.tprt_program_arg(program, function, 0)
     n = count(info.contents)
     rng = random.Random(0)

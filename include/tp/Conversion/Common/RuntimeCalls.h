@@ -33,6 +33,15 @@ inline constexpr int64_t kRuntimeAbiVersion = 4;
 /// any symbol or axis name survives (runtime/src/Program.cpp reads it).
 void printManifestName(llvm::raw_ostream &os, StringRef name);
 
+/// Where function `name`'s entry starts in `manifest` (the newline before its
+/// `func` line), or std::string::npos when it has none.
+size_t findManifestFunction(StringRef manifest, StringRef name);
+
+/// `manifest` with `lines` (each ending in a newline) before the `end` of
+/// function `name`'s entry; nothing when the function has none.
+std::optional<std::string> insertManifestLines(StringRef manifest,
+                                               StringRef name, StringRef lines);
+
 /// Reads a name written by printManifestName from the front of `text` and
 /// drops it from there; nothing when `text` does not start with one.
 std::optional<std::string> parseManifestName(StringRef &text);
