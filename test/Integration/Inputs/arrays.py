@@ -20,38 +20,18 @@ import random
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ctypes_run import HostTensor, Mesh, SessionOptions, TensorInfo, count  # noqa: E402
+from ctypes_run import (HostTensor, SessionOptions, TensorInfo, count,  # noqa: E402
+                        open_runtime)
 
 
 def main():
-    rt = ctypes.CDLL(sys.argv[1])
+    rt, message, check = open_runtime(sys.argv[1])
     mode, path = sys.argv[2], sys.argv[3]
-    rt.tprt_status_message.restype = ctypes.c_char_p
-    rt.tprt_status_code.restype = ctypes.c_int
-    rt.tprt_code_name.restype = ctypes.c_char_p
-    rt.tprt_program_arg.restype = ctypes.POINTER(TensorInfo)
-    rt.tprt_program_result.restype = ctypes.POINTER(TensorInfo)
-    rt.tprt_program_mesh.restype = ctypes.POINTER(Mesh)
     rt.tprt_array_info.restype = ctypes.POINTER(TensorInfo)
     rt.tprt_array_id.restype = ctypes.c_uint64
-    rt.tprt_session_local_rank.restype = ctypes.c_int64
-    rt.tprt_session_local_rank.argtypes = [ctypes.c_void_p, ctypes.c_int64]
     rt.tprt_array_fetch_shard.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p]
-    for name in ("tprt_program_load", "tprt_session_create", "tprt_session_run",
-                 "tprt_session_run_arrays", "tprt_array_place", "tprt_array_place_shards",
-                 "tprt_array_fetch", "tprt_array_fetch_shard", "tprt_program_find_function",
-                 "tprt_scatter_shard", "tprt_array_write"):
+    for name in ("tprt_array_place_shards", "tprt_array_fetch_shard", "tprt_scatter_shard"):
         getattr(rt, name).restype = ctypes.c_void_p
-
-    def message(status):
-        code = rt.tprt_code_name(rt.tprt_status_code(ctypes.c_void_p(status))).decode()
-        text = rt.tprt_status_message(ctypes.c_void_p(status)).decode()
-        rt.tprt_status_free(ctypes.c_void_p(status))
-        return "%s: %s" % (code, text)
-
-    def check(status, what):
-        if status:
-            sys.exit("%s: %s" % (what, message(status)))
 
     def refused(status):
         print("refused:", message(status) if status else "NOT REFUSED")

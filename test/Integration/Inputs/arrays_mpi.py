@@ -13,24 +13,11 @@ import random
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ctypes_run import HostTensor, Mesh, SessionOptions, TensorInfo, count  # noqa: E402
+from ctypes_run import HostTensor, SessionOptions, count, open_runtime  # noqa: E402
 
 
 def main():
-    rt = ctypes.CDLL(sys.argv[1])
-    rt.tprt_status_message.restype = ctypes.c_char_p
-    rt.tprt_program_arg.restype = ctypes.POINTER(TensorInfo)
-    rt.tprt_program_result.restype = ctypes.POINTER(TensorInfo)
-    rt.tprt_program_mesh.restype = ctypes.POINTER(Mesh)
-    rt.tprt_session_local_rank.restype = ctypes.c_int64
-    rt.tprt_session_local_rank.argtypes = [ctypes.c_void_p, ctypes.c_int64]
-    for name in ("tprt_program_load", "tprt_session_create", "tprt_session_run",
-                 "tprt_session_run_arrays", "tprt_array_place", "tprt_array_fetch"):
-        getattr(rt, name).restype = ctypes.c_void_p
-
-    def check(status, what):
-        if status:
-            sys.exit("%s: %s" % (what, rt.tprt_status_message(ctypes.c_void_p(status)).decode()))
+    rt, _, check = open_runtime(sys.argv[1])
 
     program = ctypes.c_void_p()
     check(rt.tprt_program_load(sys.argv[2].encode(), ctypes.byref(program)), "load")

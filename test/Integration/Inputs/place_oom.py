@@ -13,27 +13,14 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ctypes_run import Mesh, SessionOptions, TensorInfo, count  # noqa: E402
+from ctypes_run import SessionOptions, count, open_runtime  # noqa: E402
 
 
 def main():
-    rt = ctypes.CDLL(sys.argv[1])
+    rt, message, _ = open_runtime(sys.argv[1])
     fake = ctypes.CDLL("libcuda.so.1")
     fake.tprtFakeCounter.restype = ctypes.c_longlong
     fake.tprtFakeCounter.argtypes = [ctypes.c_char_p]
-    rt.tprt_status_message.restype = ctypes.c_char_p
-    rt.tprt_status_code.restype = ctypes.c_int
-    rt.tprt_code_name.restype = ctypes.c_char_p
-    rt.tprt_program_arg.restype = ctypes.POINTER(TensorInfo)
-    rt.tprt_program_mesh.restype = ctypes.POINTER(Mesh)
-    for name in ("tprt_program_load", "tprt_session_create", "tprt_array_place"):
-        getattr(rt, name).restype = ctypes.c_void_p
-
-    def message(status):
-        code = rt.tprt_code_name(rt.tprt_status_code(ctypes.c_void_p(status))).decode()
-        text = rt.tprt_status_message(ctypes.c_void_p(status)).decode()
-        rt.tprt_status_free(ctypes.c_void_p(status))
-        return "%s: %s" % (code, text)
 
     program = ctypes.c_void_p()
     assert not rt.tprt_program_load(sys.argv[2].encode(), ctypes.byref(program))

@@ -21,7 +21,7 @@ import random
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ctypes_run import HostTensor, Mesh, SessionOptions, TensorInfo, count  # noqa: E402
+from ctypes_run import HostTensor, SessionOptions, count, open_runtime  # noqa: E402
 
 
 class CommStats(ctypes.Structure):
@@ -34,31 +34,13 @@ def threads():
 
 
 def main():
-    rt = ctypes.CDLL(sys.argv[1])
+    rt, message, check = open_runtime(sys.argv[1])
     mode, path = sys.argv[2], sys.argv[3]
-    rt.tprt_status_message.restype = ctypes.c_char_p
-    rt.tprt_status_code.restype = ctypes.c_int
-    rt.tprt_code_name.restype = ctypes.c_char_p
-    rt.tprt_program_arg.restype = ctypes.POINTER(TensorInfo)
-    rt.tprt_program_result.restype = ctypes.POINTER(TensorInfo)
-    rt.tprt_program_mesh.restype = ctypes.POINTER(Mesh)
     rt.tprt_mesh_num_devices.restype = ctypes.c_int64
-    for name in ("tprt_program_load", "tprt_session_create", "tprt_session_run",
-                 "tprt_session_stats", "tprt_program_find_function"):
-        getattr(rt, name).restype = ctypes.c_void_p
+    rt.tprt_session_stats.restype = ctypes.c_void_p
     rt.tprt_session_stats.argtypes = [ctypes.c_void_p, ctypes.c_int64,
                                       ctypes.POINTER(CommStats),
                                       ctypes.POINTER(ctypes.c_double)]
-
-    def message(status):
-        code = rt.tprt_code_name(rt.tprt_status_code(ctypes.c_void_p(status))).decode()
-        text = rt.tprt_status_message(ctypes.c_void_p(status)).decode()
-        rt.tprt_status_free(ctypes.c_void_p(status))
-        return "%s: %s" % (code, text)
-
-    def check(status, what):
-        if status:
-            sys.exit("%s: %s" % (what, message(status)))
 
     program = ctypes.c_void_p()
     check(rt.tprt_program_load(path.encode(), ctypes.byref(program)), "load")
