@@ -389,24 +389,18 @@ tprt_status tprt::parseManifest(const std::string &text,
       list.push_back(info);
       continue;
     }
-    if (word == "arena") {
+    if (word == "arena" || word == "constants") {
       // arena <bytes>: the entry point's intermediates, laid out in one
-      // buffer the runtime passes last.
-      if (!meshSeen || current->arenaBytes)
-        return bad("expected one 'arena' line, after the mesh");
-      if (!words.integer(current->arenaBytes, 1, INT64_MAX / 2) ||
-          !words.atEnd())
-        return bad("expected 'arena <bytes>', a positive number of bytes");
-      continue;
-    }
-    if (word == "constants") {
-      // constants <bytes>: the buffer the entry point's constants are
-      // uploaded into by its first run on a rank.
-      if (!meshSeen || current->constantsBytes)
-        return bad("expected one 'constants' line, after the mesh");
-      if (!words.integer(current->constantsBytes, 1, INT64_MAX / 2) ||
-          !words.atEnd())
-        return bad("expected 'constants <bytes>', a positive number of bytes");
+      // buffer the runtime passes last; constants <bytes>: the buffer its
+      // constants are uploaded into by its first run on a rank, passed
+      // before the arena.
+      int64_t &bytes =
+          word == "arena" ? current->arenaBytes : current->constantsBytes;
+      if (!meshSeen || bytes)
+        return bad("expected one '" + word + "' line, after the mesh");
+      if (!words.integer(bytes, 1, INT64_MAX / 2) || !words.atEnd())
+        return bad("expected '" + word +
+                   " <bytes>', a positive number of bytes");
       continue;
     }
     if (word == "hostread") {

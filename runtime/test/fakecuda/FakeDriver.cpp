@@ -836,11 +836,12 @@ CUresult cuGraphLaunch(CUgraphExec exec, CUstream stream) {
   return CUDA_SUCCESS;
 }
 
-CUresult cuGraphDestroy(CUgraph graph) {
-  count("cuGraphDestroy");
-  Graph *g = findGraph(graph, 3);
+/// Destroys a live graph (kind 3) or executable graph (kind 4).
+static CUresult destroyGraph(const char *call, const void *handle, int kind) {
+  count(call);
+  Graph *g = findGraph(handle, kind);
   if (!g)
-    return fail("cuGraphDestroy", CUDA_ERROR_INVALID_VALUE);
+    return fail(call, CUDA_ERROR_INVALID_VALUE);
   {
     std::lock_guard<std::mutex> lock(census().mutex);
     census().graphs.erase(g);
@@ -849,17 +850,12 @@ CUresult cuGraphDestroy(CUgraph graph) {
   return CUDA_SUCCESS;
 }
 
+CUresult cuGraphDestroy(CUgraph graph) {
+  return destroyGraph("cuGraphDestroy", graph, 3);
+}
+
 CUresult cuGraphExecDestroy(CUgraphExec exec) {
-  count("cuGraphExecDestroy");
-  Graph *e = findGraph(exec, 4);
-  if (!e)
-    return fail("cuGraphExecDestroy", CUDA_ERROR_INVALID_VALUE);
-  {
-    std::lock_guard<std::mutex> lock(census().mutex);
-    census().graphs.erase(e);
-  }
-  delete e;
-  return CUDA_SUCCESS;
+  return destroyGraph("cuGraphExecDestroy", exec, 4);
 }
 
 } // extern "C"
