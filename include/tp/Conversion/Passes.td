@@ -1056,8 +1056,17 @@ def UploadConstantsPass : Pass<"tp-upload-constants", "::mlir::ModuleOp"> {
       only then are the constants copied from the host constants, which
       stay in the program library, with `tprt_rt_upload`. Later runs upload
       nothing, and a CUDA graph of them can be captured;
-    - any other in a function the entry points call (an outlined layer) by a
-      fresh buffer uploaded by every run.
+    - any other in a function only calls use (an outlined layer) by a view
+      of a constants' buffer it is passed as a new last argument: its own
+      constants, then a 64-byte aligned block for each callee that has some.
+      Each caller passes a view of its own buffer, so an entry point's
+      buffer holds the constants of every function below it and uploads
+      them all on the rank's first run: a model of outlined layers uploads
+      nothing after it, and is captured like a flat one;
+    - any other in a function whose callers are not all known (a public
+      function that is no entry point, one found closing a cycle of calls)
+      by a fresh buffer uploaded by every run; such a function passes its
+      callees fresh buffers the same way.
 
     Example:
 

@@ -69,14 +69,19 @@ func.func @mutable(%ctx: !llvm.ptr, %out: memref<2xf32>) {
 // CHECK-SAME: %[[CTX:.*]]: !llvm.ptr, %[[OUT:.*]]: memref<4xf32>, %[[OUT2:.*]]: memref<2x2xi1>, %[[CONSTANTS:.*]]: memref<128xi8>)
 // CHECK: %[[FIRST:.*]] = call @tprt_rt_fill_once(%[[CTX]], %{{.*}}) : (!llvm.ptr, !llvm.ptr) -> i32
 // CHECK: %[[UPLOAD:.*]] = arith.cmpi ne, %[[FIRST]]
-// CHECK: %[[T:.*]] = memref.view %[[CONSTANTS]][%{{.*}}][] : memref<128xi8> to memref<4xf32>
-// CHECK: %[[C:.*]] = memref.view %[[CONSTANTS]][%{{.*}}][] : memref<128xi8> to memref<2x2xi1>
 // CHECK: scf.if %[[UPLOAD]] {
+// CHECK:   %[[AT0:.*]] = arith.constant 0 : index
+// CHECK:   memref.view %[[CONSTANTS]][%[[AT0]]][] : memref<128xi8> to memref<4xf32>
 // CHECK:   memref.get_global @table
 // CHECK:   call @tprt_rt_upload(%[[CTX]], %{{.*}}, %{{.*}}, %{{.*}})
+// CHECK:   %[[AT64:.*]] = arith.constant 64 : index
+// CHECK:   memref.view %[[CONSTANTS]][%[[AT64]]][] : memref<128xi8> to memref<2x2xi1>
 // CHECK:   memref.get_global @causal
 // CHECK:   call @tprt_rt_upload(%[[CTX]], %{{.*}}, %{{.*}}, %{{.*}})
 // CHECK: }
+// CHECK: %[[T:.*]] = memref.view %[[CONSTANTS]][%{{.*}}][] : memref<128xi8> to memref<4xf32>
+// CHECK: %[[C:.*]] = memref.view %[[CONSTANTS]][%{{.*}}][] : memref<128xi8> to memref<2x2xi1>
+// CHECK-NOT: get_global
 // CHECK: linalg.copy ins(%[[T]] : memref<4xf32>) outs(%[[OUT]]
 // CHECK: linalg.copy ins(%[[C]] : memref<2x2xi1>) outs(%[[OUT2]]
 // CHECK-NOT: memref.dealloc
@@ -89,6 +94,109 @@ module attributes {tp.manifest = "tprt-manifest 4\0Aabi 4\0Atarget cuda\0Afunc \
     %c = memref.get_global @causal : memref<2x2xi1>
     linalg.copy ins(%t : memref<4xf32>) outs(%out : memref<4xf32>)
     linalg.copy ins(%c : memref<2x2xi1>) outs(%out2 : memref<2x2xi1>)
+    return
+  }
+}
+
+// -----
+
+// A function only calls use (an outlined layer) is passed a constants' buffer
+// too: its own constants, then a block for each callee that has some. Its
+// callers pass views of theirs, so the entry point's buffer holds every
+// constant of the calls below it (@table twice: the entry's and @inner's), and
+// uploads them all on the rank's first run. A splat is still filled each run.
+// A public function that is no entry point (@other) has unknown callers: it
+// passes its callees a fresh buffer it uploads itself.
+
+// CHECK: constants 192
+// CHECK-LABEL: func.func @h(
+// CHECK-SAME: %[[CTX:.*]]: !llvm.ptr, %[[X:.*]]: memref<4xf32>, %[[OUT:.*]]: memref<4xf32>, %[[CONSTANTS:.*]]: memref<192xi8>)
+// CHECK: scf.if
+// CHECK-COUNT-3: call @tprt_rt_upload(%[[CTX]]
+// CHECK: }
+// CHECK: %[[T:.*]] = memref.view %[[CONSTANTS]][%{{.*}}][] : memref<192xi8> to memref<4xf32>
+// CHECK: %[[LAYER:.*]] = memref.view %[[CONSTANTS]][%{{.*}}][] : memref<192xi8> to memref<128xi8>
+// CHECK: call @layer(%[[CTX]], %[[X]], %[[T]], %[[LAYER]])
+// CHECK: call @layer(%[[CTX]], %[[T]], %[[OUT]], %[[LAYER]])
+// CHECK-LABEL: func.func private @layer(
+// CHECK-SAME: %[[CTX:.*]]: !llvm.ptr, %{{.*}}: memref<4xf32>, %[[LOUT:.*]]: memref<4xf32>, %[[LCONSTANTS:.*]]: memref<128xi8>)
+// CHECK-NOT: tprt_rt_upload
+// CHECK: %[[B:.*]] = memref.view %[[LCONSTANTS]][%{{.*}}][] : memref<128xi8> to memref<4xf32>
+// CHECK: %[[INNER:.*]] = memref.view %[[LCONSTANTS]][%{{.*}}][] : memref<128xi8> to memref<64xi8>
+// CHECK: %[[ONES:.*]] = memref.alloc() : memref<4xf32>
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[ONES]]
+// CHECK: linalg.add ins(%{{.*}}, %[[B]] :
+// CHECK: call @inner(%[[CTX]], %[[LOUT]], %[[INNER]])
+// CHECK: memref.dealloc %[[ONES]]
+// CHECK-LABEL: func.func private @inner(
+// CHECK-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: memref<4xf32>, %[[ICONSTANTS:.*]]: memref<64xi8>)
+// CHECK-NOT: tprt_rt_upload
+// CHECK: memref.view %[[ICONSTANTS]]
+// CHECK-LABEL: func.func @other(
+// CHECK-SAME: %[[CTX:.*]]: !llvm.ptr, %[[OX:.*]]: memref<4xf32>)
+// CHECK: %[[FRESH:.*]] = memref.alloc() : memref<64xi8>
+// CHECK: memref.get_global @table
+// CHECK: call @tprt_rt_upload(%[[CTX]]
+// CHECK: call @inner(%[[CTX]], %[[OX]], %[[FRESH]])
+// CHECK: memref.dealloc %[[FRESH]]
+module attributes {tp.manifest = "tprt-manifest 4\0Aabi 4\0Atarget cuda\0Afunc \22h\22 1 1\0Amesh - 0\0Aarg 0 f32 1 4 s=|\0Aresult 0 f32 1 4 s=|\0Aend\0A"} {
+  memref.global "private" constant @table : memref<4xf32> = dense<[1.0, 2.0, 3.0, 4.0]>
+  memref.global "private" constant @bias : memref<4xf32> = dense<[0.5, 0.5, 0.5, 1.0]>
+  memref.global "private" constant @ones : memref<4xf32> = dense<1.0>
+  func.func @h(%ctx: !llvm.ptr, %x: memref<4xf32>, %out: memref<4xf32>) {
+    %t = memref.get_global @table : memref<4xf32>
+    func.call @layer(%ctx, %x, %t) : (!llvm.ptr, memref<4xf32>, memref<4xf32>) -> ()
+    func.call @layer(%ctx, %t, %out) : (!llvm.ptr, memref<4xf32>, memref<4xf32>) -> ()
+    return
+  }
+  func.func private @layer(%ctx: !llvm.ptr, %in: memref<4xf32>, %out: memref<4xf32>) {
+    %b = memref.get_global @bias : memref<4xf32>
+    %o = memref.get_global @ones : memref<4xf32>
+    linalg.add ins(%in, %b : memref<4xf32>, memref<4xf32>) outs(%out : memref<4xf32>)
+    func.call @inner(%ctx, %out) : (!llvm.ptr, memref<4xf32>) -> ()
+    return
+  }
+  func.func private @inner(%ctx: !llvm.ptr, %io: memref<4xf32>) {
+    %t = memref.get_global @table : memref<4xf32>
+    linalg.add ins(%io, %t : memref<4xf32>, memref<4xf32>) outs(%io : memref<4xf32>)
+    return
+  }
+  func.func @other(%ctx: !llvm.ptr, %x: memref<4xf32>) {
+    func.call @inner(%ctx, %x) : (!llvm.ptr, memref<4xf32>) -> ()
+    return
+  }
+}
+
+// -----
+
+// Functions in a cycle of calls: the one found closing it (@a) has callers
+// that are not all known, and passes its callee a fresh buffer.
+
+// CHECK-LABEL: func.func @cycle(
+// CHECK-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: memref<4xf32>)
+// CHECK-NEXT: call @a(
+// CHECK-LABEL: func.func private @a(
+// CHECK-SAME: %[[CTX:.*]]: !llvm.ptr, %[[X:.*]]: memref<4xf32>)
+// CHECK: %[[FRESH:.*]] = memref.alloc() : memref<64xi8>
+// CHECK: call @tprt_rt_upload(%[[CTX]]
+// CHECK: call @b(%[[CTX]], %[[X]], %[[FRESH]])
+// CHECK-LABEL: func.func private @b(
+// CHECK-SAME: %[[CTX:.*]]: !llvm.ptr, %[[X:.*]]: memref<4xf32>, %{{.*}}: memref<64xi8>)
+// CHECK: call @a(%[[CTX]], %[[X]]) :
+module attributes {tp.manifest = "tprt-manifest 4\0Aabi 4\0Atarget cuda\0Afunc \22cycle\22 1 0\0Amesh - 0\0Aarg 0 f32 1 4 s=|\0Aend\0A"} {
+  memref.global "private" constant @table : memref<4xf32> = dense<[1.0, 2.0, 3.0, 4.0]>
+  func.func @cycle(%ctx: !llvm.ptr, %x: memref<4xf32>) {
+    func.call @a(%ctx, %x) : (!llvm.ptr, memref<4xf32>) -> ()
+    return
+  }
+  func.func private @a(%ctx: !llvm.ptr, %x: memref<4xf32>) {
+    func.call @b(%ctx, %x) : (!llvm.ptr, memref<4xf32>) -> ()
+    return
+  }
+  func.func private @b(%ctx: !llvm.ptr, %x: memref<4xf32>) {
+    %t = memref.get_global @table : memref<4xf32>
+    linalg.add ins(%x, %t : memref<4xf32>, memref<4xf32>) outs(%x : memref<4xf32>)
+    func.call @a(%ctx, %x) : (!llvm.ptr, memref<4xf32>) -> ()
     return
   }
 }
