@@ -824,13 +824,15 @@ def EmulateGPULaunchesPass
     Replaces each `gpu.launch` by loops over its blocks and, inside each
     block, its threads, with the block and thread ids, grid and block sizes
     mapped to the loop indices and launch operands, as Triton's interpreter
-    mode runs kernels on the CPU. A body with one top-level
-    `gpu.all_reduce` runs in two passes over the block's threads: the ops
-    before it for every thread, folding each thread's operand into one
-    accumulator; then the ops after it for every thread, with the
-    accumulator as the reduction's result (they may use only values from
-    outside the first pass). Any other GPU op in a body (barriers, shuffles,
-    a second reduction) is an error naming it.
+    mode runs kernels on the CPU. A body with top-level `gpu.all_reduce`
+    and `gpu.barrier` ops runs in phases that end at each of them, each
+    phase a loop over the block's threads: a reduction folds every thread's
+    operand into one accumulator, which is its result for the phases after
+    it. The ops of a phase that are the same for every thread (pure, with no
+    region, using no thread id nor per-thread value) run once per block; a
+    per-thread value a later phase uses is kept in a slot per thread. A
+    reduction or barrier nested in a region, and any other GPU op (shuffles)
+    are errors naming them.
 
     With `--tp-lower-to-cpu="emulate-gpu-mapping"` (tp-compile
     `--emulate-gpu-mapping`), the CPU pipeline maps every linalg op with

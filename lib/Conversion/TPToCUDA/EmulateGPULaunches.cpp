@@ -78,16 +78,26 @@ public:
           "shared memory, clusters and memory attributions are not "
           "supported");
     Block &body = launch.getBody().front();
-    gpu::AllReduceOp reduce;
+    // The block's phases end at its top-level reductions and barriers.
+    SmallVector<Operation *> boundaries;
     WalkResult walk = body.walk([&](Operation *op) {
       if (auto r = dyn_cast<gpu::AllReduceOp>(op)) {
-        if (reduce || r->getBlock() != &body || !r.getOp()) {
-          op->emitError("cannot emulate on the CPU: only one gpu.all_reduce "
-                        "with a reduction kind, at the top level of the "
-                        "launch body, is supported");
+        if (r->getBlock() != &body || !r.getOp()) {
+          op->emitError("cannot emulate on the CPU: a gpu.all_reduce must "
+                        "have a reduction kind and be at the top level of "
+                        "the launch body");
           return WalkResult::interrupt();
         }
-        reduce = r;
+        boundaries.push_back(op);
+        return WalkResult::advance();
+      }
+      if (isa<gpu::BarrierOp>(op)) {
+        if (op->getBlock() != &body) {
+          op->emitError("cannot emulate on the CPU: a gpu.barrier must be at "
+                        "the top level of the launch body");
+          return WalkResult::interrupt();
+        }
+        boundaries.push_back(op);
         return WalkResult::advance();
       }
       if (op != body.getTerminator() &&
@@ -123,7 +133,10 @@ public:
       mapping.map(id, loop.getInductionVar());
       b.setInsertionPointToStart(loop.getBody());
     }
-    auto threads = [&](llvm::function_ref<void()> perThread) {
+    // The thread's index in its block, inside `threads`.
+    Value linearThread;
+    auto threads = [&](llvm::function_ref<void()> perThread,
+                       bool withLinear = true) {
       OpBuilder::InsertionGuard guard(b);
       for (auto [id, size] : {std::pair{launch.getThreadIds().z, block.z},
                               std::pair{launch.getThreadIds().y, block.y},
@@ -132,119 +145,176 @@ public:
         mapping.map(id, loop.getInductionVar());
         b.setInsertionPointToStart(loop.getBody());
       }
+      if (!withLinear)
+        return perThread();
+      Value z = arith::MulIOp::create(
+          b, loc, mapping.lookup(launch.getThreadIds().z),
+          arith::MulIOp::create(b, loc, block.y, block.x));
+      Value y = arith::MulIOp::create(
+          b, loc, mapping.lookup(launch.getThreadIds().y), block.x);
+      linearThread =
+          arith::AddIOp::create(b, loc, arith::AddIOp::create(b, loc, z, y),
+                                mapping.lookup(launch.getThreadIds().x));
       perThread();
     };
-    auto cloneRange = [&](Block::iterator begin, Block::iterator end) {
-      for (Operation &op : llvm::make_range(begin, end)) {
-        if (auto id = dyn_cast<gpu::BlockIdOp>(op)) {
-          mapping.map(id.getResult(), mapping.lookup(dim(launch.getBlockIds(),
-                                                         id.getDimension())));
-          continue;
-        }
-        if (auto id = dyn_cast<gpu::ThreadIdOp>(op)) {
-          mapping.map(id.getResult(), mapping.lookup(dim(launch.getThreadIds(),
-                                                         id.getDimension())));
-          continue;
-        }
-        if (auto d = dyn_cast<gpu::GridDimOp>(op)) {
-          mapping.map(d.getResult(), dim(grid, d.getDimension()));
-          continue;
-        }
-        if (auto d = dyn_cast<gpu::BlockDimOp>(op)) {
-          mapping.map(d.getResult(), dim(block, d.getDimension()));
-          continue;
-        }
-        b.clone(op, mapping);
+    auto cloneOp = [&](Operation &op) {
+      if (auto id = dyn_cast<gpu::BlockIdOp>(op)) {
+        mapping.map(id.getResult(), mapping.lookup(dim(launch.getBlockIds(),
+                                                       id.getDimension())));
+        return;
       }
+      if (auto id = dyn_cast<gpu::ThreadIdOp>(op)) {
+        mapping.map(id.getResult(), mapping.lookup(dim(launch.getThreadIds(),
+                                                       id.getDimension())));
+        return;
+      }
+      if (auto d = dyn_cast<gpu::GridDimOp>(op)) {
+        mapping.map(d.getResult(), dim(grid, d.getDimension()));
+        return;
+      }
+      if (auto d = dyn_cast<gpu::BlockDimOp>(op)) {
+        mapping.map(d.getResult(), dim(block, d.getDimension()));
+        return;
+      }
+      b.clone(op, mapping);
     };
 
     Block::iterator terminator = Block::iterator(body.getTerminator());
-    if (!reduce) {
-      threads([&] { cloneRange(body.begin(), terminator); });
+    if (boundaries.empty()) {
+      threads(
+          [&] {
+            for (Operation &op : llvm::make_range(body.begin(), terminator))
+              cloneOp(op);
+          },
+          /*withLinear=*/false);
       launch.erase();
       return success();
     }
 
-    // The ops before the reduction that are the same for every thread of a
-    // block (pure, with no region, using no thread id nor a per-thread
-    // value: the block's indices) run once per block; the others, per
-    // thread. The ops after the reduction may use the former, not the
-    // latter.
-    Block::iterator split = Block::iterator(reduce);
-    llvm::SmallPtrSet<Operation *, 16> before;
+    // Each phase: the ops that are the same for every thread of a block
+    // (pure, with no region, using no thread id nor a per-thread value: the
+    // block's indices) run once per block, the others per thread. A
+    // per-thread value a later phase uses is kept in a slot per thread; a
+    // reduction's operand is folded into one accumulator over the threads,
+    // and its result is the block's.
+    Value threadCount = arith::MulIOp::create(
+        b, loc, block.x, arith::MulIOp::create(b, loc, block.y, block.z));
     llvm::SmallPtrSet<Value, 16> perThreadValues;
     perThreadValues.insert(launch.getThreadIds().x);
     perThreadValues.insert(launch.getThreadIds().y);
     perThreadValues.insert(launch.getThreadIds().z);
-    SmallVector<Operation *> uniform, perThread;
-    for (Operation &op : llvm::make_range(body.begin(), split)) {
-      bool threadDependent =
-          isa<gpu::ThreadIdOp>(op) || op.getNumRegions() != 0 ||
-          !isMemoryEffectFree(&op) ||
-          llvm::any_of(op.getOperands(),
-                       [&](Value v) { return perThreadValues.contains(v); });
-      if (threadDependent) {
-        before.insert(&op);
+    DenseMap<Operation *, unsigned> phaseOf;
+    {
+      unsigned phase = 0;
+      for (Operation &op : llvm::make_range(body.begin(), terminator)) {
+        phaseOf[&op] = phase;
+        if (llvm::is_contained(boundaries, &op))
+          ++phase;
+      }
+    }
+    // Slots of the per-thread values used after their phase.
+    DenseMap<Value, Value> slots;
+    SmallVector<SmallVector<Value>> crossingByPhase(boundaries.size() + 1);
+    Block::iterator begin = body.begin();
+    for (auto [index, boundary] : llvm::enumerate(boundaries)) {
+      Block::iterator end = Block::iterator(boundary);
+      SmallVector<Operation *> uniform, perThread;
+      for (Operation &op : llvm::make_range(begin, end)) {
+        bool threadDependent =
+            isa<gpu::ThreadIdOp>(op) || op.getNumRegions() != 0 ||
+            !isMemoryEffectFree(&op) ||
+            llvm::any_of(op.getOperands(),
+                         [&](Value v) { return perThreadValues.contains(v); });
+        if (!threadDependent) {
+          uniform.push_back(&op);
+          continue;
+        }
         perThread.push_back(&op);
-        for (Value result : op.getResults())
+        for (Value result : op.getResults()) {
           perThreadValues.insert(result);
-      } else {
-        uniform.push_back(&op);
+          bool later = llvm::any_of(result.getUsers(), [&](Operation *user) {
+            Operation *top = body.findAncestorOpInBlock(*user);
+            return top && phaseOf.lookup(top) > index;
+          });
+          if (!later)
+            continue;
+          if (!MemRefType::isValidElementType(result.getType()))
+            return op.emitError("cannot emulate on the CPU: a per-thread "
+                                "value of type ")
+                   << result.getType() << " is used after a gpu.all_reduce";
+          slots[result] = memref::AllocaOp::create(
+              b, loc, MemRefType::get({ShapedType::kDynamic}, result.getType()),
+              ValueRange{threadCount});
+          crossingByPhase[index].push_back(result);
+        }
       }
-    }
-    WalkResult crossing = WalkResult::advance();
-    for (Operation &top : llvm::make_range(std::next(split), terminator)) {
-      crossing = top.walk([&](Operation *op) {
-        for (Value operand : op->getOperands())
-          if (Operation *def = operand.getDefiningOp();
-              def && before.contains(def) && !isa<arith::ConstantOp>(def)) {
-            op->emitError("cannot emulate on the CPU: it uses a per-thread "
-                          "value computed before the gpu.all_reduce");
-            return WalkResult::interrupt();
-          }
-        return WalkResult::advance();
+      for (Operation *op : uniform)
+        cloneOp(*op);
+      auto reduce = dyn_cast<gpu::AllReduceOp>(boundary);
+      Value acc, first;
+      if (reduce) {
+        Type type = reduce.getType();
+        acc = memref::AllocaOp::create(b, loc, MemRefType::get({}, type));
+        // The first thread's operand starts the fold: no identity needed.
+        first = memref::AllocaOp::create(b, loc,
+                                         MemRefType::get({}, b.getI1Type()));
+        memref::StoreOp::create(
+            b, loc, arith::ConstantIntOp::create(b, loc, 1, 1), first);
+      }
+      threads([&] {
+        reloadSlots(b, crossingByPhase, index, slots, mapping, linearThread);
+        for (Operation *op : perThread)
+          cloneOp(*op);
+        for (Value value : crossingByPhase[index])
+          memref::StoreOp::create(b, loc, mapping.lookup(value), slots[value],
+                                  linearThread);
+        if (!reduce)
+          return;
+        Type type = reduce.getType();
+        Value value = mapping.lookupOrDefault(reduce.getValue());
+        Value isFirst = memref::LoadOp::create(b, loc, first);
+        auto choose = scf::IfOp::create(b, loc, type, isFirst, true);
+        {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(&choose.getThenRegion().front());
+          scf::YieldOp::create(b, loc, value);
+          b.setInsertionPointToStart(&choose.getElseRegion().front());
+          Value old = memref::LoadOp::create(b, loc, acc);
+          scf::YieldOp::create(b, loc,
+                               combine(b, loc, *reduce.getOp(), old, value));
+        }
+        memref::StoreOp::create(b, loc, choose.getResult(0), acc);
+        memref::StoreOp::create(
+            b, loc, arith::ConstantIntOp::create(b, loc, 0, 1), first);
       });
-      if (crossing.wasInterrupted())
-        break;
+      if (reduce)
+        mapping.map(reduce.getResult(), memref::LoadOp::create(b, loc, acc));
+      begin = std::next(end);
     }
-    if (crossing.wasInterrupted())
-      return failure();
-
-    Type type = reduce.getType();
-    Value acc = memref::AllocaOp::create(b, loc, MemRefType::get({}, type));
-    // The first thread's operand starts the fold: no identity element needed.
-    Value first =
-        memref::AllocaOp::create(b, loc, MemRefType::get({}, b.getI1Type()));
-    memref::StoreOp::create(b, loc, arith::ConstantIntOp::create(b, loc, 1, 1),
-                            first);
-    for (Operation *op : uniform)
-      cloneRange(Block::iterator(op), std::next(Block::iterator(op)));
+    // The last phase, per thread.
     threads([&] {
-      for (Operation *op : perThread)
-        cloneRange(Block::iterator(op), std::next(Block::iterator(op)));
-      Value value = mapping.lookup(reduce.getValue());
-      Value isFirst = memref::LoadOp::create(b, loc, first);
-      auto choose = scf::IfOp::create(b, loc, type, isFirst, true);
-      {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(&choose.getThenRegion().front());
-        scf::YieldOp::create(b, loc, value);
-        b.setInsertionPointToStart(&choose.getElseRegion().front());
-        Value old = memref::LoadOp::create(b, loc, acc);
-        scf::YieldOp::create(b, loc,
-                             combine(b, loc, *reduce.getOp(), old, value));
-      }
-      memref::StoreOp::create(b, loc, choose.getResult(0), acc);
-      memref::StoreOp::create(
-          b, loc, arith::ConstantIntOp::create(b, loc, 0, 1), first);
+      reloadSlots(b, crossingByPhase, boundaries.size(), slots, mapping,
+                  linearThread);
+      for (Operation &op : llvm::make_range(begin, terminator))
+        cloneOp(op);
     });
-    mapping.map(reduce.getResult(), memref::LoadOp::create(b, loc, acc));
-    threads([&] { cloneRange(std::next(split), terminator); });
     launch.erase();
     return success();
   }
 
 private:
+  /// Maps the per-thread values of the phases before `phase` to their
+  /// slots' elements for the thread at `linear`.
+  void reloadSlots(OpBuilder &b, ArrayRef<SmallVector<Value>> crossing,
+                   unsigned phase, DenseMap<Value, Value> &slots,
+                   IRMapping &mapping, Value linear) {
+    for (unsigned earlier = 0; earlier < phase; ++earlier)
+      for (Value value : crossing[earlier])
+        mapping.map(
+            value,
+            memref::LoadOp::create(b, loc, slots[value], linear).getResult());
+  }
+
   static Value dim(const gpu::KernelDim3 &dims, gpu::Dimension d) {
     switch (d) {
     case gpu::Dimension::x:

@@ -43,9 +43,9 @@ func.func @flat(%out: memref<8xindex>) {
 // CHECK: scf.for
 // CHECK: scf.for
 // CHECK: scf.for %[[BX:.*]] =
+// CHECK: %[[ROW:.*]] = arith.addi %[[BX]], %{{.*}} : index
 // CHECK: %[[ACC:.*]] = memref.alloca() : memref<f32>
 // CHECK: %[[FIRST:.*]] = memref.alloca() : memref<i1>
-// CHECK: %[[ROW:.*]] = arith.addi %[[BX]], %{{.*}} : index
 // CHECK: scf.for
 // CHECK: scf.for
 // CHECK: scf.for %[[TX:.*]] =
@@ -59,6 +59,8 @@ func.func @flat(%out: memref<8xindex>) {
 // CHECK: scf.yield %[[SUM]] : f32
 // CHECK: memref.store %[[FOLD]], %[[ACC]][] : memref<f32>
 // CHECK: %[[TOTAL:.*]] = memref.load %[[ACC]][] : memref<f32>
+// CHECK: scf.for
+// CHECK: scf.for
 // CHECK: scf.for %[[TX2:.*]] =
 // CHECK: memref.store %[[TOTAL]], %{{.*}}[%[[ROW]]] : memref<2xf32>
 func.func @reduce(%x: memref<2x32xf32>, %y: memref<2xf32>) {
@@ -79,18 +81,53 @@ func.func @reduce(%x: memref<2x32xf32>, %y: memref<2xf32>) {
 
 // -----
 
-// After the reduction, a per-thread value from before it does not exist.
+// Phases: a kernel runs in phases that end at its reductions and barriers,
+// each phase a loop over the block's threads. A per-thread value a later phase
+// uses (here %v, after the reduction and the barrier) is kept in a slot per
+// thread of the block.
 
-func.func @crossing(%x: memref<32xf32>, %y: memref<32xf32>) {
+// CHECK-LABEL: func.func @phases
+// CHECK: %[[SLOT:.*]] = memref.alloca(%{{.*}}) : memref<?xf32>
+// CHECK: %[[ACC:.*]] = memref.alloca() : memref<f32>
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: scf.for %[[TX:.*]] =
+// CHECK: %[[LINEAR:.*]] = arith.addi %{{.*}}, %[[TX]] : index
+// CHECK: %[[V:.*]] = memref.load %{{.*}}[%[[TX]]] : memref<32xf32>
+// CHECK: memref.store %[[V]], %[[SLOT]][%[[LINEAR]]] : memref<?xf32>
+// CHECK: memref.store %false
+// CHECK: %[[SUM:.*]] = memref.load %[[ACC]][] : memref<f32>
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: scf.for %[[TX2:.*]] =
+// CHECK: %[[LINEAR2:.*]] = arith.addi %{{.*}}, %[[TX2]] : index
+// CHECK: %[[V2:.*]] = memref.load %[[SLOT]][%[[LINEAR2]]] : memref<?xf32>
+// CHECK: %[[D:.*]] = arith.subf %[[V2]], %[[SUM]] : f32
+// CHECK: memref.store %[[D]], %{{.*}}[%[[TX2]]] : memref<32xf32>
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: scf.for %[[TX3:.*]] =
+// CHECK: %[[LINEAR3:.*]] = arith.addi %{{.*}}, %[[TX3]] : index
+// CHECK: %[[V3:.*]] = memref.load %[[SLOT]][%[[LINEAR3]]] : memref<?xf32>
+// CHECK: %[[NEXT:.*]] = arith.subi %{{.*}}, %[[TX3]] : index
+// CHECK: %[[W:.*]] = memref.load %{{.*}}[%[[NEXT]]] : memref<32xf32>
+// CHECK: arith.addf %[[V3]], %[[W]] : f32
+// CHECK-NOT: gpu.
+func.func @phases(%x: memref<32xf32>, %y: memref<32xf32>, %z: memref<32xf32>) {
   %c1 = arith.constant 1 : index
+  %c31 = arith.constant 31 : index
   %c32 = arith.constant 32 : index
   gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
              threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
     %v = memref.load %x[%tx] : memref<32xf32>
     %sum = gpu.all_reduce add %v uniform {} : (f32) -> (f32)
-    // expected-error @+1 {{cannot emulate on the CPU: it uses a per-thread value computed before the gpu.all_reduce}}
     %d = arith.subf %v, %sum : f32
     memref.store %d, %y[%tx] : memref<32xf32>
+    gpu.barrier
+    %next = arith.subi %c31, %tx : index
+    %w = memref.load %y[%next] : memref<32xf32>
+    %e = arith.addf %v, %w : f32
+    memref.store %e, %z[%tx] : memref<32xf32>
     gpu.terminator
   }
   return
@@ -98,14 +135,39 @@ func.func @crossing(%x: memref<32xf32>, %y: memref<32xf32>) {
 
 // -----
 
-// Barriers need threads that run together.
+// A reduction inside a region of the body has no phase of its own.
 
-func.func @barrier() {
+func.func @nested(%x: memref<32xf32>, %flag: i1) {
   %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
   gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
-             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
-    // expected-error @+1 {{cannot emulate 'gpu.barrier' on the CPU (threads run one after another)}}
-    gpu.barrier
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    scf.if %flag {
+      %v = memref.load %x[%tx] : memref<32xf32>
+      // expected-error @+1 {{cannot emulate on the CPU: a gpu.all_reduce must have a reduction kind and be at the top level of the launch body}}
+      %sum = gpu.all_reduce add %v uniform {} : (f32) -> (f32)
+      memref.store %sum, %x[%tx] : memref<32xf32>
+    }
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// Shuffles need threads that run together.
+
+func.func @shuffle(%x: memref<32xf32>) {
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %c1_i32 = arith.constant 1 : i32
+  %c32_i32 = arith.constant 32 : i32
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %v = memref.load %x[%tx] : memref<32xf32>
+    // expected-error @+1 {{cannot emulate 'gpu.shuffle' on the CPU (threads run one after another)}}
+    %s, %ok = gpu.shuffle xor %v, %c1_i32, %c32_i32 : f32
+    memref.store %s, %x[%tx] : memref<32xf32>
     gpu.terminator
   }
   return
