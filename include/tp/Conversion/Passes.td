@@ -765,11 +765,12 @@ def LowerStridedCopiesPass
 }
 
 def MapLinalgToGPUPass : Pass<"tp-map-linalg-to-gpu", "::mlir::func::FuncOp"> {
-  let summary = "Every structured op on buffers becomes a gpu.launch: flat and coalesced for pointwise ops, a block per output element with a block-wide reduction for reductions";
+  let summary = "Structured ops on buffers become gpu.launch kernels: flat and coalesced for pointwise ops, a block per output element for reductions, a block per row for a normalization or softmax";
   let description = [{
     The kernel-mapping step of the CUDA lowering (`--tp-lower-to-cuda`), on
     bufferized IR after the GEMMs became library calls. Each remaining
-    linalg op with static loop ranges becomes one `gpu.launch`:
+    linalg op with static loop ranges becomes a `gpu.launch`, its own or,
+    in a row kernel, one shared with the ops around it:
 
     - **Pointwise** (only parallel loops: elementwise chains, broadcasts,
       transposes, fills, copies): one thread per iteration point, 256 per
@@ -792,6 +793,21 @@ def MapLinalgToGPUPass : Pass<"tp-map-linalg-to-gpu", "::mlir::func::FuncOp"> {
       total into the output.
     - **Any other reduction**: one thread per output element, which runs
       the reduction loops itself.
+    - **Row kernels**: consecutive ops over the same rows (parallel loops
+      over the rows, then one loop along the row), at least one of them a
+      block reduction over the row, become one kernel with a block per row:
+      a LayerNorm or RMSNorm (its statistics and the normalization), a
+      softmax with the scale and mask before it. The block's threads run
+      each op's share of the row in turn (r = tid, tid + threads, ...); a
+      reduction's result (the row's statistic) stays in a register for the
+      ops after it, and thread 0 also stores it. A `linalg.fill` of a
+      reduction's output folds into it: the reduction starts from the fill's
+      value, and no fill kernel runs. Pure ops, allocations and frees may lie
+      between the ops; the frees move after the kernel. An op joins only if
+      no buffer one of the ops writes is accessed by another at other
+      indices or through a buffer that may share its memory (views of one
+      buffer whose static bytes overlap, two arguments of a private
+      function); otherwise the kernel ends before it.
 
     An op with dynamic loop ranges is an error naming it.
 

@@ -4,11 +4,12 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Each linalg op left after the GEMMs became library calls becomes one
+// Each linalg op left after the GEMMs became library calls becomes a
 // gpu.launch (see the pass description in Passes.td): a flat, coalesced
 // mapping of the parallel loops, with the reduction loops either run by the
 // thread or, for recognized combiners, spread over a block and folded with
-// gpu.all_reduce.
+// gpu.all_reduce. Consecutive ops over the same rows with a reduction among
+// them (a normalization, a softmax) share one kernel, a block per row.
 //
 //===----------------------------------------------------------------------===//
 
@@ -145,14 +146,20 @@ int64_t product(ArrayRef<int64_t> sizes) {
 
 class KernelBuilder {
 public:
-  KernelBuilder(linalg::LinalgOp op) : op(op), loc(op.getLoc()) {}
+  KernelBuilder(linalg::LinalgOp op,
+                const DenseMap<Value, Value> *registers = nullptr)
+      : op(op), loc(op.getLoc()), registers(registers) {}
 
   /// The op's operand `operand` at loop indices `ivs`: the loaded element
-  /// of a buffer, or the scalar itself.
+  /// of a buffer, its row's value held in a register (a row kernel's), or
+  /// the scalar itself.
   Value load(OpBuilder &b, OpOperand &operand, ArrayRef<Value> ivs) {
     Value value = operand.get();
     if (!isa<MemRefType>(value.getType()))
       return value;
+    if (registers)
+      if (Value held = registers->lookup(value))
+        return held;
     return memref::LoadOp::create(b, loc, value, indices(b, operand, ivs));
   }
 
@@ -514,23 +521,414 @@ public:
     return success();
   }
 
+  /// In a row kernel (one block per row, `tid` its thread): runs this
+  /// op's share of the row at `rows` with `threads` threads, r = tid, tid +
+  /// threads, ... A reduction combines the block's partials, folds in the
+  /// row's old value (`init`, when a register holds it, or the output's
+  /// element) and returns the row's new value, which thread 0 stores; a
+  /// pointwise op stores each of its points.
+  Value buildRowShare(OpBuilder &b, ArrayRef<Value> rows, Value tid,
+                      int64_t length, int64_t threads,
+                      std::optional<Combiner> combiner, Value init) {
+    Value begin = tid;
+    Value end = arith::ConstantIndexOp::create(b, loc, length);
+    Value step = arith::ConstantIndexOp::create(b, loc, threads);
+    auto ivsAt = [&](Value r) {
+      SmallVector<Value> ivs(rows);
+      ivs.push_back(r);
+      return ivs;
+    };
+    if (!combiner) {
+      auto loop = scf::ForOp::create(b, loc, begin, end, step);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      SmallVector<Value> ivs = ivsAt(loop.getInductionVar());
+      IRMapping mapping = cloneBody(b, ivs);
+      storeResults(b, mapping, ivs);
+      return Value();
+    }
+    // The row's old value is read before the reduction (whose barriers
+    // order it before thread 0's store of the new one).
+    SmallVector<Value> first = ivsAt(arith::ConstantIndexOp::create(b, loc, 0));
+    OpOperand &out = op.getDpsInitsMutable()[0];
+    Value old = init ? init : load(b, out, first);
+    Type type = combiner->op->getResult(0).getType();
+    Value neutral = neutralElement(b, loc, combiner->kind, type);
+    auto loop =
+        scf::ForOp::create(b, loc, begin, end, step, ValueRange{neutral});
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      SmallVector<Value> ivs = ivsAt(loop.getInductionVar());
+      IRMapping mapping =
+          cloneBody(b, ivs, combiner->op, /*loadOutputs=*/false);
+      Value term = mapping.lookupOrDefault(
+          combiner->op->getOperand(combiner->fromInput));
+      IRMapping fold;
+      fold.map(combiner->op->getOperand(combiner->fromInput), term);
+      fold.map(combiner->op->getOperand(1 - combiner->fromInput),
+               loop.getRegionIterArgs()[0]);
+      scf::YieldOp::create(b, loc, b.clone(*combiner->op, fold)->getResult(0));
+    }
+    Value total = gpu::AllReduceOp::create(b, loc, loop.getResult(0),
+                                           gpu::AllReduceOperationAttr::get(
+                                               b.getContext(), combiner->kind),
+                                           b.getUnitAttr())
+                      .getResult();
+    IRMapping fold;
+    fold.map(combiner->op->getOperand(combiner->fromInput), total);
+    fold.map(combiner->op->getOperand(1 - combiner->fromInput), old);
+    Value result = b.clone(*combiner->op, fold)->getResult(0);
+    Value isFirst =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
+                              arith::ConstantIndexOp::create(b, loc, 0));
+    auto store = scf::IfOp::create(b, loc, isFirst, false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&store.getThenRegion().front());
+    memref::StoreOp::create(b, loc, result, out.get(), indices(b, out, first));
+    return result;
+  }
+
 private:
   linalg::LinalgOp op;
   Location loc;
+  const DenseMap<Value, Value> *registers;
+};
+
+/// The shape of a row kernel's member: parallel loops over the rows, then
+/// one loop along the row, a reduction with a block combiner or parallel.
+struct RowShape {
+  SmallVector<int64_t> rows;
+  int64_t length = 0;
+  bool operator==(const RowShape &other) const {
+    return rows == other.rows && length == other.length;
+  }
+};
+
+/// `op`'s shape as a member of a row kernel, when it can be one; a
+/// reduction's combiner in `combiner`.
+std::optional<RowShape> rowShapeOf(linalg::LinalgOp op,
+                                   std::optional<Combiner> &combiner) {
+  combiner.reset();
+  if (isa<linalg::FillOp>(op) || !op.hasPureBufferSemantics())
+    return std::nullopt;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (ranges.empty() || llvm::any_of(ranges, ShapedType::isDynamic) ||
+      product(ranges) == 0)
+    return std::nullopt;
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  unsigned last = ranges.size() - 1;
+  for (unsigned i = 0; i < last; ++i)
+    if (iterators[i] != utils::IteratorType::parallel)
+      return std::nullopt;
+  RowShape shape{SmallVector<int64_t>(ArrayRef<int64_t>(ranges).drop_back()),
+                 ranges.back()};
+  if (iterators[last] == utils::IteratorType::reduction) {
+    combiner = matchCombiner(op);
+    if (!combiner || shape.length < kMinBlockReduction)
+      return std::nullopt;
+    // One output element per row: every row loop, not the row's.
+    AffineMap map = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+    if (!map.isProjectedPermutation() || map.getNumResults() != last ||
+        map.isFunctionOfDim(last))
+      return std::nullopt;
+    return shape;
+  }
+  // A pointwise op writes each output element once.
+  for (OpOperand &init : op.getDpsInitsMutable())
+    if (!op.getMatchingIndexingMap(&init).isPermutation())
+      return std::nullopt;
+  return shape;
+}
+
+/// Bytes of a statically shaped, identity-laid-out memref; nothing
+/// otherwise.
+std::optional<int64_t> staticBytes(MemRefType type) {
+  if (!type.hasStaticShape() || !type.getLayout().isIdentity() ||
+      !type.getElementType().isIntOrFloat())
+    return std::nullopt;
+  return type.getNumElements() *
+         ((type.getElementType().getIntOrFloatBitWidth() + 7) / 8);
+}
+
+/// The memory a buffer views: its root (an allocation, an argument, a
+/// global) and, where the views are static, the bytes of the root it spans.
+struct Extent {
+  Value root;
+  std::optional<int64_t> begin, end;
+};
+
+Extent extentOf(Value buffer) {
+  std::optional<int64_t> size = staticBytes(cast<MemRefType>(buffer.getType()));
+  bool known = size.has_value();
+  int64_t shift = 0;
+  Value value = buffer;
+  while (Operation *def = value.getDefiningOp()) {
+    if (auto view = dyn_cast<memref::ViewOp>(def)) {
+      std::optional<int64_t> at = getConstantIntValue(view.getByteShift());
+      known = known && at.has_value();
+      shift += at.value_or(0);
+      value = view.getSource();
+      continue;
+    }
+    if (isa<memref::ExpandShapeOp, memref::CollapseShapeOp, memref::CastOp>(
+            def)) {
+      value = def->getOperand(0);
+      continue;
+    }
+    if (auto view = dyn_cast<ViewLikeOpInterface>(def)) {
+      known = false;
+      value = view.getViewSource();
+      continue;
+    }
+    break;
+  }
+  if (!known)
+    return {value, std::nullopt, std::nullopt};
+  return {value, shift, shift + *size};
+}
+
+/// Whether two buffers of `func` may share memory. Distinct allocations,
+/// globals and the arguments of a public function (an entry point's arrays)
+/// do not; the arguments of a private function (a layer its callers pass
+/// views to) may share memory with each other; views of one root share
+/// memory unless both spans are static and disjoint.
+bool mayAlias(Value a, Value b, func::FuncOp func) {
+  if (a == b)
+    return true;
+  Extent x = extentOf(a), y = extentOf(b);
+  auto global = [](Value root) {
+    auto get = root.getDefiningOp<memref::GetGlobalOp>();
+    return get ? get.getNameAttr() : FlatSymbolRefAttr();
+  };
+  bool sameRoot =
+      x.root == y.root || (global(x.root) && global(x.root) == global(y.root));
+  if (sameRoot)
+    return !(x.begin && y.begin && (*x.end <= *y.begin || *y.end <= *x.begin));
+  enum Kind { Fresh, Global, EntryArgument, LayerArgument, Unknown };
+  auto kind = [&](Value root) {
+    if (isa_and_nonnull<memref::AllocOp, memref::AllocaOp>(
+            root.getDefiningOp()))
+      return Fresh;
+    if (global(root))
+      return Global;
+    auto arg = dyn_cast<BlockArgument>(root);
+    if (arg && arg.getOwner() == &func.getBody().front())
+      return func.isPrivate() ? LayerArgument : EntryArgument;
+    return Unknown;
+  };
+  Kind kx = kind(x.root), ky = kind(y.root);
+  return kx == Unknown || ky == Unknown ||
+         (kx == LayerArgument && ky == LayerArgument);
+}
+
+/// A member of a row kernel: a linalg op, its combiner when it reduces, and
+/// the fill of its output it folds in (the reduction starts from the fill's
+/// value, in a register).
+struct Member {
+  linalg::LinalgOp op;
+  std::optional<Combiner> combiner;
+  linalg::FillOp fill;
+};
+
+/// Row fusion: consecutive ops over the same rows (at least one a block
+/// reduction: a normalization, a softmax) become one kernel with a block
+/// per row (see the pass description).
+class RowFusion {
+public:
+  explicit RowFusion(func::FuncOp func) : func(func) {}
+
+  /// Fuses the ops from `start` on into one kernel, when at least one
+  /// reduction and one other op (or the fill it folds) are found; `next`
+  /// becomes the op after the last one fused.
+  bool tryFuse(Operation *start, Operation *&next) {
+    SmallVector<Member> members;
+    SmallVector<Operation *> deallocs, pending;
+    RowShape shape;
+    Operation *last = nullptr;
+    for (Operation *cursor = start; cursor;) {
+      linalg::FillOp fill = dyn_cast<linalg::FillOp>(cursor);
+      Operation *candidate = cursor;
+      SmallVector<Operation *> between;
+      if (fill) {
+        // A fill joins with the reduction into its output that follows.
+        candidate = skipIntervening(fill->getNextNode(), between);
+        if (!candidate)
+          break;
+      }
+      auto op = dyn_cast<linalg::LinalgOp>(candidate);
+      if (!op) {
+        if (!isIntervening(cursor))
+          break;
+        if (isa<memref::DeallocOp>(cursor))
+          pending.push_back(cursor);
+        cursor = cursor->getNextNode();
+        continue;
+      }
+      std::optional<Combiner> combiner;
+      std::optional<RowShape> opShape = rowShapeOf(op, combiner);
+      if (!opShape || (!members.empty() && !(*opShape == shape)) ||
+          conflicts(members, op))
+        break;
+      if (fill && !(combiner && folds(fill, op, *opShape)))
+        break;
+      members.push_back({op, combiner, fill});
+      shape = *opShape;
+      last = candidate;
+      deallocs.append(pending);
+      deallocs.append(between);
+      pending.clear();
+      cursor = candidate->getNextNode();
+    }
+    bool reduces =
+        llvm::any_of(members, [](const Member &m) { return m.combiner; });
+    if (!reduces || (members.size() < 2 && !members.front().fill))
+      return false;
+    Operation *launch = build(members, shape, last);
+    for (Member &m : members) {
+      m.op->erase();
+      if (m.fill)
+        m.fill->erase();
+    }
+    // Freed after the kernel: its members ran before those frees did.
+    for (Operation *dealloc : llvm::reverse(deallocs))
+      dealloc->moveAfter(launch);
+    next = launch->getNextNode();
+    return true;
+  }
+
+private:
+  /// Ops a row kernel may move its members across: pure ops (views,
+  /// constants), allocations, and frees (moved after the kernel).
+  static bool isIntervening(Operation *op) {
+    if (isa<memref::AllocOp, memref::AllocaOp, memref::DeallocOp>(op))
+      return true;
+    return op->getNumRegions() == 0 && isMemoryEffectFree(op) &&
+           !isa<linalg::LinalgOp>(op);
+  }
+
+  /// The first op from `op` on that is not intervening; the frees skipped
+  /// in `frees`.
+  static Operation *skipIntervening(Operation *op,
+                                    SmallVectorImpl<Operation *> &frees) {
+    for (; op && isIntervening(op); op = op->getNextNode())
+      if (isa<memref::DeallocOp>(op))
+        frees.push_back(op);
+    return op;
+  }
+
+  /// Whether `fill` can start `reduction` from its value: it fills the
+  /// reduction's output, which has one element per row.
+  static bool folds(linalg::FillOp fill, linalg::LinalgOp reduction,
+                    const RowShape &shape) {
+    Value out = fill.getOutputs()[0];
+    auto type = dyn_cast<MemRefType>(out.getType());
+    return type && out == reduction.getDpsInits()[0] &&
+           fill.getInputs()[0].getType() == type.getElementType() &&
+           type.getNumElements() == product(shape.rows);
+  }
+
+  /// Whether `op` would race with a member in one kernel: a buffer one of
+  /// them writes is accessed by the other at other indices (two rows'
+  /// blocks, or two threads of a row, would meet), or through another
+  /// buffer that may share its memory.
+  bool conflicts(MutableArrayRef<Member> members, linalg::LinalgOp op) {
+    for (Member &member : members)
+      for (OpOperand &y : member.op->getOpOperands()) {
+        if (!isa<MemRefType>(y.get().getType()))
+          continue;
+        for (OpOperand &x : op->getOpOperands()) {
+          if (!isa<MemRefType>(x.get().getType()))
+            continue;
+          if (!op.isDpsInit(&x) && !member.op.isDpsInit(&y))
+            continue;
+          if (x.get() == y.get()) {
+            if (op.getMatchingIndexingMap(&x) !=
+                member.op.getMatchingIndexingMap(&y))
+              return true;
+            continue;
+          }
+          if (mayAlias(x.get(), y.get(), func))
+            return true;
+        }
+      }
+    return false;
+  }
+
+  /// One block per row, its threads sharing each member's share of it in
+  /// order; a reduction's result stays in a register for the members after
+  /// it.
+  Operation *build(MutableArrayRef<Member> members, const RowShape &shape,
+                   Operation *at) {
+    Location loc = members.front().op.getLoc();
+    OpBuilder b(at);
+    int64_t threads = std::min(kThreadsPerBlock, (shape.length + 31) / 32 * 32);
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    auto launch = gpu::LaunchOp::create(
+        b, loc, arith::ConstantIndexOp::create(b, loc, product(shape.rows)),
+        one, one, arith::ConstantIndexOp::create(b, loc, threads), one, one);
+    b.setInsertionPointToStart(&launch.getBody().front());
+    SmallVector<Value> rows =
+        delinearize(b, loc, launch.getBlockIds().x, shape.rows);
+    Value tid = launch.getThreadIds().x;
+    DenseMap<Value, Value> registers;
+    for (Member &m : members) {
+      Value out = m.op.getDpsInits()[0];
+      Value init;
+      if (m.fill)
+        init = m.fill.getInputs()[0];
+      else if (m.combiner)
+        init = registers.lookup(out);
+      Value result = KernelBuilder(m.op, &registers)
+                         .buildRowShare(b, rows, tid, shape.length, threads,
+                                        m.combiner, init);
+      if (m.combiner) {
+        registers[out] = result;
+        continue;
+      }
+      for (Value written : m.op.getDpsInits())
+        registers.erase(written);
+    }
+    gpu::TerminatorOp::create(b, loc);
+    return launch;
+  }
+
+  func::FuncOp func;
 };
 
 struct MapLinalgToGPUPass
     : public tp::impl::MapLinalgToGPUPassBase<MapLinalgToGPUPass> {
   void runOnOperation() override {
-    SmallVector<linalg::LinalgOp> ops;
+    // Each block's structured ops, in order: the ops of a normalization or
+    // a softmax fuse into one row kernel, every other op is a kernel.
+    SmallVector<Block *> blocks;
     getOperation()->walk([&](linalg::LinalgOp op) {
       // Ops already inside a kernel stay.
-      if (!op->getParentOfType<gpu::LaunchOp>())
-        ops.push_back(op);
+      if (op->getParentOfType<gpu::LaunchOp>())
+        return;
+      if (blocks.empty() || blocks.back() != op->getBlock())
+        if (!llvm::is_contained(blocks, op->getBlock()))
+          blocks.push_back(op->getBlock());
     });
-    for (linalg::LinalgOp op : ops)
-      if (failed(KernelBuilder(op).build()))
-        return signalPassFailure();
+    RowFusion fusion(getOperation());
+    for (Block *block : blocks) {
+      Operation *op = &block->front();
+      while (op) {
+        auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+        if (!linalgOp) {
+          op = op->getNextNode();
+          continue;
+        }
+        Operation *next = op->getNextNode();
+        if (fusion.tryFuse(op, next)) {
+          op = next;
+          continue;
+        }
+        if (failed(KernelBuilder(linalgOp).build()))
+          return signalPassFailure();
+        op = next;
+      }
+    }
   }
 };
 
