@@ -10,6 +10,8 @@
 //   tprt-manifest 4            (the program never writes its inputs)
 //   abi <TPRT_RT_ABI_VERSION the program was compiled for>
 //   target <cpu | cuda>
+//   precision <highest | high | medium>   (optional: how f32 GEMMs may
+//                             compute, tp-compile --matmul-precision)
 //   func <name> <#args> <#results>
 //   mesh <name> <rank> <axis> <size> ...       (or `mesh - 0`: one device)
 //   arg <i> <dtype> <rank> <sizes...> s=<d0>/<d1>/...|<partial> [<name>]
@@ -226,9 +228,21 @@ const char *tprt::targetName(Target target) {
   return target == Target::Cuda ? "cuda" : "cpu";
 }
 
+const char *tprt::precisionName(MatmulPrecision precision) {
+  switch (precision) {
+  case MatmulPrecision::High:
+    return "high";
+  case MatmulPrecision::Medium:
+    return "medium";
+  default:
+    return "highest";
+  }
+}
+
 tprt_status tprt::parseManifest(const std::string &text,
                                 std::vector<Function> &functions,
-                                Target &target, const std::string &path) {
+                                Target &target, const std::string &path,
+                                MatmulPrecision *precision) {
   std::istringstream lines(text);
   std::string line;
   int lineNo = 0;
@@ -244,7 +258,8 @@ tprt_status tprt::parseManifest(const std::string &text,
                  "' is not of version 4, the version this runtime reads; "
                  "compile the program again with this tp-compile");
   lineNo = 1;
-  bool abiSeen = false, targetSeen = false, meshSeen = false;
+  bool abiSeen = false, targetSeen = false, meshSeen = false,
+       precisionSeen = false;
   Function *current = nullptr;
   std::set<std::string> names;
   while (std::getline(lines, line)) {
@@ -278,6 +293,20 @@ tprt_status tprt::parseManifest(const std::string &text,
     }
     if (!targetSeen)
       return bad("expected 'target <cpu | cuda>' after 'abi'");
+    if (word == "precision") {
+      std::string name;
+      if (precisionSeen || current || !functions.empty() || !words.next(name) ||
+          !words.atEnd() ||
+          (name != "highest" && name != "high" && name != "medium"))
+        return bad("expected one 'precision <highest | high | medium>' "
+                   "before the functions");
+      if (precision)
+        *precision = name == "high"     ? MatmulPrecision::High
+                     : name == "medium" ? MatmulPrecision::Medium
+                                        : MatmulPrecision::Highest;
+      precisionSeen = true;
+      continue;
+    }
     if (word == "func") {
       if (current)
         return bad("function '" + current->name + "' has no 'end' line");
@@ -571,7 +600,8 @@ tprt_status tprt_program_load(const char *path, tprt_program **program) {
                    "' is not a tp-compile program: no 'tprt_manifest' symbol");
     }
     if (tprt_status status =
-            parseManifest(manifest, loaded->functions, loaded->target, path)) {
+            parseManifest(manifest, loaded->functions, loaded->target, path,
+                          &loaded->precision)) {
       dlclose(handle);
       return status;
     }
@@ -606,6 +636,10 @@ uint64_t tprt_program_checksum(const tprt_program *program) {
 
 const char *tprt_program_target(const tprt_program *program) {
   return targetName(program->target);
+}
+
+const char *tprt_program_matmul_precision(const tprt_program *program) {
+  return precisionName(program->precision);
 }
 
 int32_t tprt_program_num_functions(const tprt_program *program) {

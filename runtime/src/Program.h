@@ -64,12 +64,21 @@ enum class Target { Cpu, Cuda };
 
 const char *targetName(Target target);
 
+/// How f32 GEMMs may compute (the manifest's `precision`, tp-compile
+/// --matmul-precision): IEEE f32; TF32 inputs (PyTorch's allow_tf32, JAX's
+/// default on GPUs); bf16 inputs; f32 accumulation in every case. A CPU
+/// rank computes IEEE f32 at every setting, as PyTorch and JAX do on CPUs.
+enum class MatmulPrecision : int32_t { Highest = 0, High = 1, Medium = 2 };
+
+const char *precisionName(MatmulPrecision precision);
+
 /// Parses and validates a whole manifest (format in Program.cpp) into
 /// `functions` and `target`; errors name `path` and the line. Never throws
 /// for bad text.
 tprt_status parseManifest(const std::string &text,
                           std::vector<Function> &functions, Target &target,
-                          const std::string &path);
+                          const std::string &path,
+                          MatmulPrecision *precision = nullptr);
 
 } // namespace tprt
 
@@ -79,6 +88,7 @@ struct tprt_program_s {
   uint64_t checksum = 0;
   std::vector<tprt::Function> functions;
   tprt::Target target = tprt::Target::Cpu;
+  tprt::MatmulPrecision precision = tprt::MatmulPrecision::Highest;
   /// Ranks of a run that were abandoned while still running the program's
   /// code (see tprt_session_run): the library then stays loaded.
   std::atomic<int> abandonedRanks{0};

@@ -24,6 +24,8 @@ struct tprt_rank_context_s {
   /// The host code runs in a graph capture: a failure is the capture's (the
   /// run goes on plainly), not the world's.
   bool capturing = false;
+  /// The running program's matmul precision (tprt::MatmulPrecision).
+  int32_t matmulPrecision = 0;
   int64_t gemmCalls = 0;
   double gemmFlops = 0, gemmSeconds = 0;
 };

@@ -202,6 +202,7 @@ struct RunState {
   /// function's index.
   uint64_t program = 0;
   int32_t functionIndex = 0;
+  MatmulPrecision precision = MatmulPrecision::Highest;
   /// On a GPU world, runs on arrays: how the ranks run the entry
   /// (GraphMode, decided for every rank before they run).
   bool graphed = false;
@@ -344,6 +345,7 @@ tprt_status runRank(RunState &s, EntryFn entry, int64_t rank) {
     releaseAll();
     return status;
   }
+  ctx->matmulPrecision = static_cast<int32_t>(s.precision);
   if (device && s.deviceTiming)
     if (tprt_status timing = device->startTiming(rank)) {
       tprt_rank_context_destroy(ctx);
@@ -950,6 +952,7 @@ tprt_status prepareRun(tprt_session *session, const tprt_program *program,
     state->constants = &slots;
   }
   state->program = program->checksum;
+  state->precision = program->precision;
   state->functionIndex = function;
   int64_t here = tprt_world_num_local_ranks(state->world);
   int blas = session->world->blasThreads;

@@ -192,6 +192,16 @@ cl::opt<unsigned> maxFunctionOps(
              "not take) are cut into parts called once, "
              "so that LLVM's time stays linear in the model's size; 0: never"),
     cl::init(tp::kDefaultMaxFunctionOps), cl::cat(category));
+cl::opt<std::string> matmulPrecision(
+    "matmul-precision",
+    cl::desc("How f32 GEMMs may compute, as PyTorch's "
+             "set_float32_matmul_precision: highest (IEEE f32, the default), "
+             "high (TF32 inputs, f32 accumulation: PyTorch's allow_tf32, "
+             "JAX's default on GPUs), medium (bf16 inputs, f32 "
+             "accumulation). CUDA programs follow it in cuBLAS; CPU ranks "
+             "compute IEEE f32 at every setting; tp-run --verify's tolerance "
+             "follows it"),
+    cl::init("highest"), cl::cat(category));
 cl::opt<unsigned> jobs(
     "j",
     cl::desc("Threads that optimize and code-generate the library's functions "
@@ -373,6 +383,7 @@ static int lowerModel(llvm::LLVMContext &llvmContext,
     lowering.toolkit = cudaToolkit;
     lowering.outlineLayers = outlineLayers;
     lowering.maxFunctionOps = maxFunctionOps;
+    lowering.matmulPrecision = matmulPrecision;
     tp::buildLowerToCUDAPipeline(lower, lowering);
   } else {
     tp::LowerToCPUOptions lowering;
@@ -380,6 +391,7 @@ static int lowerModel(llvm::LLVMContext &llvmContext,
     lowering.emulateGpuMapping = emulateGpuMapping;
     lowering.outlineLayers = outlineLayers;
     lowering.maxFunctionOps = maxFunctionOps;
+    lowering.matmulPrecision = matmulPrecision;
     tp::buildLowerToCPUPipeline(lower, lowering);
   }
   if (failed(runStage(lower, "lowered")))
@@ -557,6 +569,10 @@ int main(int argc, char **argv) {
   if (!StringRef(gpuArch).starts_with("sm_"))
     return fail("--gpu-arch '" + gpuArch +
                 "' is not a CUDA architecture (sm_80, sm_90, ...)");
+  if (matmulPrecision != "highest" && matmulPrecision != "high" &&
+      matmulPrecision != "medium")
+    return fail("--matmul-precision '" + matmulPrecision +
+                "' is not one of highest, high, medium");
 
   DefaultTimingManager timing;
   applyDefaultTimingManagerCLOptions(timing);

@@ -425,8 +425,16 @@ double at(const Array &a, int64_t i) {
   return valueAt(a.dtype, a.bytes.data(), i);
 }
 
-/// The relative tolerance of --verify for `dtype`: 0 means exact.
-double toleranceOf(tprt_dtype dtype) {
+/// The relative tolerance of --verify for `dtype`: 0 means exact. An f32
+/// result of a program whose GEMMs may compute fast (the manifest's matmul
+/// `precision`) has the inputs' rounding of that precision, about ten units
+/// in its last place: TF32 (10 mantissa bits) for "high", bf16 (7) for
+/// "medium".
+double toleranceOf(tprt_dtype dtype, const char *precision = "highest") {
+  if (dtype == TPRT_F32 && std::strcmp(precision, "high") == 0)
+    return 5e-3;
+  if (dtype == TPRT_F32 && std::strcmp(precision, "medium") == 0)
+    return 4e-2;
   switch (dtype) {
   case TPRT_F64:
     return 1e-10;
@@ -482,11 +490,12 @@ struct Comparison {
 };
 
 Comparison compare(tprt_dtype dtype, const void *got, const void *want,
-                   int64_t n, double sensitivity = 0) {
+                   int64_t n, double sensitivity = 0,
+                   const char *precision = "highest") {
   Comparison c;
   c.elements = n;
   c.sensitivity = sensitivity;
-  c.tolerance = toleranceOf(dtype);
+  c.tolerance = toleranceOf(dtype, precision);
   bool integer = dtype == TPRT_I32 || dtype == TPRT_I64;
   if (!integer) {
     double squares = 0;
@@ -1185,8 +1194,9 @@ int runOne(const Options &o, tprt_program *program, int32_t function,
         std::printf("verify result #%zu: %d more disagreeing replicas\n", i,
                     disagreements - 3);
       // The gathered result against the reference, element by element.
+      const char *precision = tprt_program_matmul_precision(program);
       Comparison c = compare(got.dtype, got.bytes.data(), want.bytes.data(),
-                             got.numElements());
+                             got.numElements(), 0, precision);
       // Off by more than the fixed tolerance: is the model itself that
       // sensitive? The reference runs again on inputs moved by one ulp; what
       // that moves its result by (times kSensitivityFactor) is rounding
@@ -1200,7 +1210,7 @@ int runOne(const Options &o, tprt_program *program, int32_t function,
         double moved = largestDifference(want, nudgedRun->outputs[i]);
         if (moved > 0) {
           c = compare(got.dtype, got.bytes.data(), want.bytes.data(),
-                      got.numElements(), kSensitivityFactor * moved);
+                      got.numElements(), kSensitivityFactor * moved, precision);
           std::ostringstream os;
           os << std::setprecision(3) << "; widened to " << c.sensitivity
              << " absolute: the reference moves by " << moved
@@ -1209,10 +1219,15 @@ int runOne(const Options &o, tprt_program *program, int32_t function,
         }
       }
       pass &= c.pass();
-      std::printf("verify result #%zu: %s (tolerance %.0e relative, floor "
+      std::string forPrecision =
+          c.tolerance != toleranceOf(got.dtype)
+              ? std::string(" for matmul precision '") + precision + "'"
+              : std::string();
+      std::printf("verify result #%zu: %s (tolerance %.0e relative%s, floor "
                   "rms %.3g%s): %s\n",
                   i, c.describe(got.shape.data(), rank).c_str(), c.tolerance,
-                  c.floor, widened.c_str(), pass ? "PASS" : "FAIL");
+                  forPrecision.c_str(), c.floor, widened.c_str(),
+                  pass ? "PASS" : "FAIL");
       if (!pass)
         exitCode = 1;
     }

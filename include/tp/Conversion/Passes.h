@@ -79,6 +79,12 @@ struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
                      "outline-layers) into parts called once (0: never), so "
                      "that code generation stays linear in the model's size"),
       llvm::cl::init(kDefaultMaxFunctionOps)};
+  PassOptions::Option<std::string> matmulPrecision{
+      *this, "matmul-precision",
+      llvm::cl::desc("How f32 GEMMs may compute: highest (IEEE f32), high "
+                     "(TF32 inputs), medium (bf16 inputs); f32 accumulation "
+                     "in each (tp-compile --matmul-precision)"),
+      llvm::cl::init("highest")};
 };
 
 /// --tp-lower-to-cpu: local (or unsharded global) form -> LLVM dialect for
@@ -125,6 +131,12 @@ struct LowerToCUDAOptions : public PassPipelineOptions<LowerToCUDAOptions> {
                      "outline-layers) into parts called once (0: never), so "
                      "that code generation stays linear in the model's size"),
       llvm::cl::init(kDefaultMaxFunctionOps)};
+  PassOptions::Option<std::string> matmulPrecision{
+      *this, "matmul-precision",
+      llvm::cl::desc("How f32 GEMMs may compute: highest (IEEE f32), high "
+                     "(TF32 inputs), medium (bf16 inputs); f32 accumulation "
+                     "in each (tp-compile --matmul-precision)"),
+      llvm::cl::init("highest")};
 };
 
 /// --tp-lower-to-cuda: local (or unsharded global) form -> LLVM dialect for

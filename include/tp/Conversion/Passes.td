@@ -79,10 +79,22 @@ def RecordManifestPass : Pass<"tp-record-manifest", "::mlir::ModuleOp"> {
     A function attribute whose name is one of llvm.func's own (`linkage`,
     `personality`, ...) is an error: the LLVM lowering would take it as
     that attribute, whatever its value.
+
+    `matmul-precision` other than `highest` adds a line after `target`,
+    `precision high` (TF32 inputs, PyTorch's `allow_tf32`, JAX's default on
+    GPUs) or `precision medium` (bf16 inputs), which CUDA ranks follow in
+    cuBLAS's compute type; CPU ranks compute IEEE f32 at every setting. A
+    name other than the three is an error naming them.
   }];
   let options = [
     Option<"target", "target", "std::string", /*default=*/"\"cpu\"",
-           "The backend the program is lowered for: cpu or cuda">
+           "The backend the program is lowered for: cpu or cuda">,
+    Option<"matmulPrecision", "matmul-precision", "std::string",
+           /*default=*/"\"highest\"",
+           "How the program's f32 GEMMs may compute: highest (IEEE f32), "
+           "high (TF32 inputs), medium (bf16 inputs), f32 accumulation in "
+           "each; recorded as the manifest's `precision` line when not "
+           "highest">
   ];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }

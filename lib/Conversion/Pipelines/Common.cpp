@@ -24,6 +24,7 @@ void mlir::tp::addBufferFrontPasses(OpPassManager &pm,
                                     const BufferFrontOptions &options) {
   RecordManifestPassOptions manifest;
   manifest.target = options.target.str();
+  manifest.matmulPrecision = options.matmulPrecision.str();
   pm.addPass(createRecordManifestPass(manifest));
   // Each distinct layer is lowered and code-generated once.
   if (options.outline || options.maxFunctionOps) {

@@ -15,6 +15,8 @@ namespace mlir::tp {
 struct BufferFrontOptions {
   /// The manifest's target: "cpu" or "cuda".
   StringRef target;
+  /// The manifest's matmul precision: "highest", "high" or "medium".
+  StringRef matmulPrecision = "highest";
   /// Repeated layers outlined, and functions longer than `maxFunctionOps`
   /// (0: no limit) cut into parts.
   bool outline = false;

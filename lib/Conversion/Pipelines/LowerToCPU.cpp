@@ -25,6 +25,7 @@ void mlir::tp::buildLowerToCPUPipeline(OpPassManager &pm,
   // The reference stays one plain function: it checks the outlining too.
   BufferFrontOptions front;
   front.target = "cpu";
+  front.matmulPrecision = options.matmulPrecision;
   front.outline = options.outlineLayers && !options.reference;
   front.maxFunctionOps =
       options.reference ? 0u : unsigned(options.maxFunctionOps);

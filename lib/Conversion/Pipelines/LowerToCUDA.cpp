@@ -26,6 +26,7 @@ void mlir::tp::buildLowerToCUDAPipeline(OpPassManager &pm,
   // Not tp-fuse-reductions: each tile would be a kernel launch.
   BufferFrontOptions front;
   front.target = "cuda";
+  front.matmulPrecision = options.matmulPrecision;
   front.outline = options.outlineLayers;
   front.maxFunctionOps = options.maxFunctionOps;
   front.fuse = true;

@@ -164,9 +164,18 @@ struct RecordManifestPass
                          << "' is not one of cpu, cuda";
       return signalPassFailure();
     }
+    if (matmulPrecision != "highest" && matmulPrecision != "high" &&
+        matmulPrecision != "medium") {
+      module.emitError() << "tp-record-manifest: matmul precision '"
+                         << matmulPrecision
+                         << "' is not one of highest, high, medium";
+      return signalPassFailure();
+    }
     std::string text = "tprt-manifest 4\nabi " +
                        std::to_string(kRuntimeAbiVersion) + "\ntarget " +
                        target + "\n";
+    if (matmulPrecision != "highest")
+      text += "precision " + matmulPrecision + "\n";
     llvm::raw_string_ostream os(text);
     SymbolTableCollection symbols;
     if (failed(checkFunctionAttrs(module)))

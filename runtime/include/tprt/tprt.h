@@ -566,6 +566,11 @@ TPRT_API void tprt_program_destroy(tprt_program *program);
 /* The backend the program was compiled for: "cpu" or "cuda" (tp-compile
  * --target); a session runs only programs of its own target. */
 TPRT_API const char *tprt_program_target(const tprt_program *program);
+/* How its f32 GEMMs may compute (tp-compile --matmul-precision): "highest"
+ * (IEEE f32), "high" (TF32 inputs), "medium" (bf16 inputs), each with f32
+ * accumulation. CUDA ranks choose cuBLAS's compute type by it; CPU ranks
+ * compute IEEE f32 at every setting. */
+TPRT_API const char *tprt_program_matmul_precision(const tprt_program *program);
 TPRT_API int32_t tprt_program_num_functions(const tprt_program *program);
 TPRT_API const char *tprt_program_function_name(const tprt_program *program,
                                                 int32_t function);

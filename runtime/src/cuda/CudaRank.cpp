@@ -14,6 +14,7 @@
 
 #include "CudaRank.h"
 
+#include "../Program.h"
 #include "../RankContext.h"
 
 #include <algorithm>
@@ -365,16 +366,32 @@ int32_t cudaFillOnce(tprt_rank_context *ctx, void *buffer) {
   return rankOf(ctx).filled.insert(buffer).second ? 1 : 0;
 }
 
+/// cuBLAS's compute type for matrices of `type` at the program's matmul
+/// `precision` (tprt::MatmulPrecision): f32 ones in IEEE f32, or fast with
+/// TF32 or bf16 inputs; f16 and bf16 ones in f32 always.
+cublasComputeType_t computeType(cudaDataType type, int32_t precision) {
+  if (type != CUDA_R_32F)
+    return CUBLAS_COMPUTE_32F;
+  switch (static_cast<MatmulPrecision>(precision)) {
+  case MatmulPrecision::High:
+    return CUBLAS_COMPUTE_32F_FAST_TF32;
+  case MatmulPrecision::Medium:
+    return CUBLAS_COMPUTE_32F_FAST_16BF;
+  default:
+    return CUBLAS_COMPUTE_32F;
+  }
+}
+
 /// C += op(A) op(B) on row-major matrices of `type`, accumulated in f32:
 /// cuBLAS is column-major, so it computes C^T = op(B)^T op(A)^T, which reads
 /// the same memory. batch1 entries at once (strided), batch0 in a loop.
-tprt_status gemm(CudaRank &r, cudaDataType type, size_t elemSize,
-                 int32_t transA, int32_t transB, int32_t accumulate, int64_t m,
-                 int64_t n, int64_t k, const void *a, int64_t lda,
-                 const void *b, int64_t ldb, void *c, int64_t ldc,
-                 int64_t batch0, int64_t batch1, int64_t strideA0,
-                 int64_t strideA1, int64_t strideB0, int64_t strideB1,
-                 int64_t strideC0, int64_t strideC1) {
+tprt_status gemm(CudaRank &r, cudaDataType type, cublasComputeType_t compute,
+                 size_t elemSize, int32_t transA, int32_t transB,
+                 int32_t accumulate, int64_t m, int64_t n, int64_t k,
+                 const void *a, int64_t lda, const void *b, int64_t ldb,
+                 void *c, int64_t ldc, int64_t batch0, int64_t batch1,
+                 int64_t strideA0, int64_t strideA1, int64_t strideB0,
+                 int64_t strideB1, int64_t strideC0, int64_t strideC1) {
   for (int64_t v : {m, n, k, lda, ldb, ldc, batch1})
     if (v < 0 || v > INT_MAX)
       return error(TPRT_INVALID_ARGUMENT, "rank ", r.rank,
@@ -393,7 +410,7 @@ tprt_status gemm(CudaRank &r, cudaDataType type, size_t elemSize,
                 static_cast<int>(k), &one, pb, type, static_cast<int>(ldb),
                 strideB1, pa, type, static_cast<int>(lda), strideA1, &beta, pc,
                 type, static_cast<int>(ldc), strideC1, static_cast<int>(batch1),
-                CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                compute, CUBLAS_GEMM_DEFAULT),
             "cublasGemmStridedBatchedEx"))
       return s;
   }
@@ -409,9 +426,11 @@ void cudaSgemm(tprt_rank_context *ctx, int32_t transA, int32_t transB,
   Clock::time_point start = Clock::now();
   CudaRank::Span span = rankOf(ctx).begin(CudaRank::Gemm);
   guarded(ctx, [&] {
-    return gemm(rankOf(ctx), CUDA_R_32F, sizeof(float), transA, transB,
-                accumulate, m, n, k, a, lda, b, ldb, c, ldc, batch0, batch1,
-                strideA0, strideA1, strideB0, strideB1, strideC0, strideC1);
+    return gemm(rankOf(ctx), CUDA_R_32F,
+                computeType(CUDA_R_32F, ctx->matmulPrecision), sizeof(float),
+                transA, transB, accumulate, m, n, k, a, lda, b, ldb, c, ldc,
+                batch0, batch1, strideA0, strideA1, strideB0, strideB1,
+                strideC0, strideC1);
   });
   rankOf(ctx).end(span);
   // Enqueue time: the GEMM itself runs on the stream (its device time is the
@@ -432,10 +451,10 @@ void cudaGemmNarrow(tprt_rank_context *ctx, int32_t dtype, int32_t transA,
     if (dtype != TPRT_F16 && dtype != TPRT_BF16)
       return error(TPRT_INVALID_ARGUMENT, "tprt_rt_gemm_narrow: dtype ", dtype,
                    " is not f16 or bf16");
-    return gemm(rankOf(ctx), dtype == TPRT_F16 ? CUDA_R_16F : CUDA_R_16BF, 2,
-                transA, transB, accumulate, m, n, k, a, lda, b, ldb, c, ldc,
-                batch0, batch1, strideA0, strideA1, strideB0, strideB1,
-                strideC0, strideC1);
+    return gemm(rankOf(ctx), dtype == TPRT_F16 ? CUDA_R_16F : CUDA_R_16BF,
+                CUBLAS_COMPUTE_32F, 2, transA, transB, accumulate, m, n, k, a,
+                lda, b, ldb, c, ldc, batch0, batch1, strideA0, strideA1,
+                strideB0, strideB1, strideC0, strideC1);
   });
   rankOf(ctx).end(span);
   recordGemm(ctx, start, batch0 * batch1 * m * n * k);

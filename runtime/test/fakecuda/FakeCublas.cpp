@@ -72,18 +72,48 @@ bool inDevice(const void *ptr, cudaDataType type, int rows, int cols, int ld,
 
 /// The checks of a GEMM (batched when batch > 1): its handle, its
 /// matrices in device memory, its compute type.
+/// The name of a compute type cuBLAS takes with matrices of `type` (f32
+/// ones may compute fast in TF32, bf16 or f16; f16 and bf16 ones in f32),
+/// or null.
+const char *computeName(cublasComputeType_t compute, cudaDataType type) {
+  if (type == CUDA_R_32F)
+    switch (compute) {
+    case CUBLAS_COMPUTE_32F:
+      return "32F";
+    case CUBLAS_COMPUTE_32F_FAST_TF32:
+      return "32F_FAST_TF32";
+    case CUBLAS_COMPUTE_32F_FAST_16BF:
+      return "32F_FAST_16BF";
+    case CUBLAS_COMPUTE_32F_FAST_16F:
+      return "32F_FAST_16F";
+    default:
+      return nullptr;
+    }
+  if (type == CUDA_R_16F || type == CUDA_R_16BF)
+    return compute == CUBLAS_COMPUTE_32F ? "32F" : nullptr;
+  if (type == CUDA_R_64F)
+    return compute == CUBLAS_COMPUTE_64F ? "64F" : nullptr;
+  return nullptr;
+}
+
 cublasStatus_t gemm(const char *call, cublasHandle_t handle,
                     cublasOperation_t ta, cublasOperation_t tb, int m, int n,
                     int k, const void *alpha, const void *a, cudaDataType at,
                     int lda, long long sa, const void *b, cudaDataType bt,
                     int ldb, long long sb, const void *beta, void *c,
-                    cudaDataType ct, int ldc, long long sc, int batch) {
+                    cudaDataType ct, int ldc, long long sc, int batch,
+                    cublasComputeType_t compute) {
   tprtFakeCount(call, 1);
   tprtFakeCount("gemm.matrices", batch);
   if (!isHandle(handle))
     return fail(call, CUBLAS_STATUS_NOT_INITIALIZED);
   if (!alpha || !beta || m < 0 || n < 0 || k < 0)
     return fail(call, CUBLAS_STATUS_INVALID_VALUE);
+  // Each call's compute type, counted by name (gemm.compute.32F_FAST_TF32).
+  const char *computeType = computeName(compute, at);
+  if (!computeType || at != bt || at != ct)
+    return fail(call, CUBLAS_STATUS_NOT_SUPPORTED);
+  tprtFakeCount((std::string("gemm.compute.") + computeType).c_str(), 1);
   bool transA = ta != CUBLAS_OP_N, transB = tb != CUBLAS_OP_N;
   std::vector<FakeRange> ranges;
   if (!inDevice(a, at, transA ? k : m, transA ? m : k, lda, sa, batch,
@@ -186,9 +216,9 @@ cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t ta,
                             const void *alpha, const void *a, cudaDataType at,
                             int lda, const void *b, cudaDataType bt, int ldb,
                             const void *beta, void *c, cudaDataType ct, int ldc,
-                            cublasComputeType_t, cublasGemmAlgo_t) {
+                            cublasComputeType_t compute, cublasGemmAlgo_t) {
   return gemm("cublasGemmEx", handle, ta, tb, m, n, k, alpha, a, at, lda, 0, b,
-              bt, ldb, 0, beta, c, ct, ldc, 0, 1);
+              bt, ldb, 0, beta, c, ct, ldc, 0, 1, compute);
 }
 
 cublasStatus_t cublasGemmStridedBatchedEx(
@@ -196,9 +226,10 @@ cublasStatus_t cublasGemmStridedBatchedEx(
     int n, int k, const void *alpha, const void *a, cudaDataType at, int lda,
     long long sa, const void *b, cudaDataType bt, int ldb, long long sb,
     const void *beta, void *c, cudaDataType ct, int ldc, long long sc,
-    int batch, cublasComputeType_t, cublasGemmAlgo_t) {
+    int batch, cublasComputeType_t compute, cublasGemmAlgo_t) {
   return gemm("cublasGemmStridedBatchedEx", handle, ta, tb, m, n, k, alpha, a,
-              at, lda, sa, b, bt, ldb, sb, beta, c, ct, ldc, sc, batch);
+              at, lda, sa, b, bt, ldb, sb, beta, c, ct, ldc, sc, batch,
+              compute);
 }
 
 } // extern "C"

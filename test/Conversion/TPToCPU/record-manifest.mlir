@@ -1,6 +1,10 @@
 // RUN: tp-opt %s --tp-record-manifest --split-input-file --verify-diagnostics | FileCheck %s
 // RUN: tp-opt %s --tp-record-manifest=target=cuda --split-input-file --verify-diagnostics | FileCheck %s --check-prefix=CUDA
 // RUN: not tp-opt %s --tp-record-manifest=target=tpu --split-input-file 2>&1 | FileCheck %s --check-prefix=TARGET
+// RUN: tp-opt %s --tp-record-manifest=matmul-precision=high --split-input-file --verify-diagnostics | FileCheck %s --check-prefix=HIGH
+// RUN: not tp-opt %s --tp-record-manifest=matmul-precision=fast --split-input-file 2>&1 | FileCheck %s --check-prefix=PRECISION
+// HIGH: tp.manifest = "tprt-manifest 4\0Aabi 4\0Atarget cpu\0Aprecision high\0Afunc
+// PRECISION: error: tp-record-manifest: matmul precision 'fast' is not one of highest, high, medium
 // CUDA: tp.manifest = "tprt-manifest 4\0Aabi 4\0Atarget cuda\0Afunc
 // TARGET: error: tp-record-manifest: target 'tpu' is not one of cpu, cuda
 
