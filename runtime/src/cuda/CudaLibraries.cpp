@@ -165,9 +165,12 @@ tprt_status tprt::cuda::loadCublas(const Cublas **cublas) {
           (void)static_cast<Cublas::GemmExFn>(&::cublasGemmEx);
           (void)static_cast<Cublas::GemmStridedBatchedExFn>(
               &::cublasGemmStridedBatchedEx);
+          (void)static_cast<Cublas::GemmBatchedExFn>(&::cublasGemmBatchedEx);
           resolve(handle, "cublasGemmEx", c.cublasGemmEx, missing);
           resolve(handle, "cublasGemmStridedBatchedEx",
                   c.cublasGemmStridedBatchedEx, missing);
+          resolve(handle, "cublasGemmBatchedEx", c.cublasGemmBatchedEx,
+                  missing);
         },
         [](Loaded<Cublas> &l) {
           int major = 0, minor = 0, patch = 0;

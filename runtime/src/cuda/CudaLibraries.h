@@ -100,7 +100,7 @@ struct Cublas {
   X(cublasSetWorkspace)                                                        \
   X(cublasSetMathMode)
   TPRT_CUBLAS_FUNCTIONS(TPRT_CUDA_MEMBER)
-  // C++ overloads these two (a deprecated form with a cudaDataType compute
+  // C++ overloads these three (a deprecated form with a cudaDataType compute
   // type): the C entry points, named by their type.
   using GemmExFn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t,
                                       cublasOperation_t, int, int, int,
@@ -113,8 +113,14 @@ struct Cublas {
       const void *, const void *, cudaDataType, int, long long, const void *,
       cudaDataType, int, long long, const void *, void *, cudaDataType, int,
       long long, int, cublasComputeType_t, cublasGemmAlgo_t);
+  using GemmBatchedExFn = cublasStatus_t (*)(
+      cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
+      const void *, const void *const[], cudaDataType, int, const void *const[],
+      cudaDataType, int, const void *, void *const[], cudaDataType, int, int,
+      cublasComputeType_t, cublasGemmAlgo_t);
   GemmExFn cublasGemmEx = nullptr;
   GemmStridedBatchedExFn cublasGemmStridedBatchedEx = nullptr;
+  GemmBatchedExFn cublasGemmBatchedEx = nullptr;
   int version = 0; // major * 10000 + minor * 100 + patch
 
   tprt_status error(cublasStatus_t status, const std::string &call) const;

@@ -18,9 +18,11 @@
 #include "../RankContext.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <climits>
 #include <cstdio>
+#include <optional>
 #include <thread>
 
 #ifdef TPRT_HAS_CUDA_HEADERS
@@ -253,6 +255,8 @@ void tprt::cuda::destroyRank(CudaRank &rank) {
     return;
   rank.cu->cuCtxSetCurrent(rank.context);
   rank.releaseGraphs();
+  if (rank.gemmPointers)
+    rank.cu->cuMemFreeAsync(rank.gemmPointers, rank.stream);
   if (rank.stream)
     rank.cu->cuStreamSynchronize(rank.stream);
   if (rank.handle)
@@ -382,9 +386,52 @@ cublasComputeType_t computeType(cudaDataType type, int32_t precision) {
   }
 }
 
+/// The `count` x 3 pointers of a batched GEMM's entries in the rank's
+/// pointer buffer (grown as needed; a freed one makes graphs capture
+/// again), written there on the stream by tprt_gemm_pointers.
+tprt_status gemmPointers(CudaRank &r, const void *a, const void *b, void *c,
+                         int64_t batch1, int64_t count, int64_t strides[6],
+                         void ***out) {
+  size_t bytes = static_cast<size_t>(count) * 3 * sizeof(void *);
+  if (r.gemmPointerBytes < bytes) {
+    if (r.gemmPointers) {
+      r.cu->cuMemFreeAsync(r.gemmPointers, r.stream);
+      r.generation += 1;
+    }
+    r.gemmPointers = 0;
+    r.gemmPointerBytes = 0;
+    if (tprt_status s =
+            r.check(r.cu->cuMemAllocAsync(&r.gemmPointers, bytes, r.stream),
+                    "cuMemAllocAsync (GEMM pointer arrays)"))
+      return s;
+    r.gemmPointerBytes = bytes;
+  }
+  CUfunction function = nullptr;
+  if (tprt_status s =
+          r.kernel(0, runtimeKernels(), "tprt_gemm_pointers", &function))
+    return s;
+  void *arrays = reinterpret_cast<void *>(r.gemmPointers);
+  void *params[] = {&a,          &b,          &c,          &strides[0],
+                    &strides[1], &strides[2], &strides[3], &strides[4],
+                    &strides[5], &batch1,     &count,      &arrays};
+  unsigned threads = 256;
+  auto blocks =
+      static_cast<unsigned>(std::min<int64_t>((count + 255) / 256, 65535));
+  if (tprt_status s =
+          r.check(r.cu->cuLaunchKernel(function, blocks, 1, 1, threads, 1, 1, 0,
+                                       r.stream, params, nullptr),
+                  "cuLaunchKernel (tprt_gemm_pointers)"))
+    return s;
+  *out = static_cast<void **>(arrays);
+  return nullptr;
+}
+
 /// C += op(A) op(B) on row-major matrices of `type`, accumulated in f32:
 /// cuBLAS is column-major, so it computes C^T = op(B)^T op(A)^T, which reads
-/// the same memory. batch1 entries at once (strided), batch0 in a loop.
+/// the same memory. One call for the whole batch: strided where one stride
+/// spans it (one level, or batch0's strides batch1 times batch1's), else
+/// through pointer arrays (an attention's heads inside its rows: [batch,
+/// seq, heads, dim]).
 tprt_status gemm(CudaRank &r, cudaDataType type, cublasComputeType_t compute,
                  size_t elemSize, int32_t transA, int32_t transB,
                  int32_t accumulate, int64_t m, int64_t n, int64_t k,
@@ -400,21 +447,47 @@ tprt_status gemm(CudaRank &r, cudaDataType type, cublasComputeType_t compute,
   const float one = 1.0f, beta = accumulate ? 1.0f : 0.0f;
   cublasOperation_t opA = transA ? CUBLAS_OP_T : CUBLAS_OP_N;
   cublasOperation_t opB = transB ? CUBLAS_OP_T : CUBLAS_OP_N;
-  for (int64_t i = 0; i < batch0; ++i) {
-    const char *pa = static_cast<const char *>(a) + i * strideA0 * elemSize;
-    const char *pb = static_cast<const char *>(b) + i * strideB0 * elemSize;
-    char *pc = static_cast<char *>(c) + i * strideC0 * elemSize;
-    if (tprt_status s = r.check(
-            r.blas->cublasGemmStridedBatchedEx(
-                r.handle, opB, opA, static_cast<int>(n), static_cast<int>(m),
-                static_cast<int>(k), &one, pb, type, static_cast<int>(ldb),
-                strideB1, pa, type, static_cast<int>(lda), strideA1, &beta, pc,
-                type, static_cast<int>(ldc), strideC1, static_cast<int>(batch1),
-                compute, CUBLAS_GEMM_DEFAULT),
-            "cublasGemmStridedBatchedEx"))
-      return s;
-  }
-  return nullptr;
+  int64_t count = batch0 * batch1;
+  if (count == 0)
+    return nullptr;
+  if (count > INT_MAX)
+    return error(TPRT_INVALID_ARGUMENT, "rank ", r.rank, ": GEMM batch of ",
+                 count, " does not fit cuBLAS's int");
+  // One stride for the whole batch, when there is one.
+  std::optional<std::array<int64_t, 3>> strides;
+  if (batch0 == 1)
+    strides = {strideA1, strideB1, strideC1};
+  else if (batch1 == 1)
+    strides = {strideA0, strideB0, strideC0};
+  else if (strideA0 == batch1 * strideA1 && strideB0 == batch1 * strideB1 &&
+           strideC0 == batch1 * strideC1)
+    strides = {strideA1, strideB1, strideC1};
+  if (strides)
+    return r.check(r.blas->cublasGemmStridedBatchedEx(
+                       r.handle, opB, opA, static_cast<int>(n),
+                       static_cast<int>(m), static_cast<int>(k), &one, b, type,
+                       static_cast<int>(ldb), (*strides)[1], a, type,
+                       static_cast<int>(lda), (*strides)[0], &beta, c, type,
+                       static_cast<int>(ldc), (*strides)[2],
+                       static_cast<int>(count), compute, CUBLAS_GEMM_DEFAULT),
+                   "cublasGemmStridedBatchedEx");
+  int64_t bytes[6] = {strideA0 * static_cast<int64_t>(elemSize),
+                      strideA1 * static_cast<int64_t>(elemSize),
+                      strideB0 * static_cast<int64_t>(elemSize),
+                      strideB1 * static_cast<int64_t>(elemSize),
+                      strideC0 * static_cast<int64_t>(elemSize),
+                      strideC1 * static_cast<int64_t>(elemSize)};
+  void **arrays = nullptr;
+  if (tprt_status s = gemmPointers(r, a, b, c, batch1, count, bytes, &arrays))
+    return s;
+  return r.check(r.blas->cublasGemmBatchedEx(
+                     r.handle, opB, opA, static_cast<int>(n),
+                     static_cast<int>(m), static_cast<int>(k), &one,
+                     arrays + count, type, static_cast<int>(ldb), arrays, type,
+                     static_cast<int>(lda), &beta, arrays + 2 * count, type,
+                     static_cast<int>(ldc), static_cast<int>(count), compute,
+                     CUBLAS_GEMM_DEFAULT),
+                 "cublasGemmBatchedEx");
 }
 
 void cudaSgemm(tprt_rank_context *ctx, int32_t transA, int32_t transB,
@@ -810,6 +883,13 @@ tprt_status CudaRanks::takeTiming(int64_t rank, tprt_device_profile *profile) {
 tprt_status CudaRanks::synchronize(int64_t rank) {
   return gpu(rank).wait(rankCommunicator(rank));
 }
+
+namespace {
+// tprtRuntimeKernels: the fatbin nvcc made of RuntimeKernels.cu.
+#include "RuntimeKernels.fatbin.inc"
+} // namespace
+
+const void *tprt::cuda::runtimeKernels() { return tprtRuntimeKernels; }
 
 const tprt_rt_table *tprt::cuda::cudaFunctions() {
   static const tprt_rt_table table = {

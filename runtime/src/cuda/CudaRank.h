@@ -126,6 +126,11 @@ struct CudaRank {
   /// collective's staging buffer) is freed: graphs of an older generation
   /// are captured again.
   uint64_t generation = 0;
+  /// The pointer arrays of batched GEMMs whose two batch levels no single
+  /// stride spans (tprt_gemm_pointers writes them on the stream, the GEMM
+  /// reads them next: one buffer serves every such GEMM of a run).
+  CUdeviceptr gemmPointers = 0;
+  size_t gemmPointerBytes = 0;
   /// The buffers a program's constants were uploaded into (fill_once).
   std::set<void *> filled;
   /// Frees the slots' graphs and idle outputs.
@@ -136,6 +141,10 @@ struct CudaRank {
 private:
   CUevent event();
 };
+
+/// The runtime's own kernels (RuntimeKernels.cu), a fatbin for
+/// CudaRank::kernel with owner 0.
+const void *runtimeKernels();
 
 /// Times `op` as a span of `kind` on `rank`'s stream.
 template <typename Op> void timed(CudaRank &rank, int kind, Op op) {

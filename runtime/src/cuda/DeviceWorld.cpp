@@ -17,7 +17,7 @@
 //      their events and a signature of the call, which must agree;
 //   3. waits on every peer's `ready`, then reads the peers' inputs: 2D
 //      copies (all_gather, all_to_all) or the reduction kernel of
-//      CollectiveKernels.cu (all_reduce, reduce_scatter), writing only its
+//      RuntimeKernels.cu (all_reduce, reduce_scatter), writing only its
 //      own output;
 //   4. records `done`, meets the group on the host, and waits on every
 //      peer's `done` before it may overwrite its input.
@@ -47,10 +47,7 @@ using namespace tprt::cuda;
 
 namespace {
 
-// tprtCollectiveKernels: the fatbin nvcc made of CollectiveKernels.cu.
-#include "CollectiveKernels.fatbin.inc"
-
-/// Must match kMaxMembers in CollectiveKernels.cu.
+/// Must match kMaxMembers in RuntimeKernels.cu.
 constexpr int kMaxMembers = 64;
 struct Sources {
   const void *ptr[kMaxMembers];
@@ -345,7 +342,7 @@ private:
     std::string name = std::string("tprt_reduce_") + op + "_" + type;
     CUfunction function = nullptr;
     if (tprt_status s =
-            gpu->kernel(0, tprtCollectiveKernels, name.c_str(), &function))
+            gpu->kernel(0, runtimeKernels(), name.c_str(), &function))
       return s;
     Sources src = {};
     std::copy(sources.begin(), sources.end(), src.ptr);

@@ -70,8 +70,6 @@ bool inDevice(const void *ptr, cudaDataType type, int rows, int cols, int ld,
   return tprtFakeIsDevice(reinterpret_cast<uintptr_t>(ptr), last * size) != 0;
 }
 
-/// The checks of a GEMM (batched when batch > 1): its handle, its
-/// matrices in device memory, its compute type.
 /// The name of a compute type cuBLAS takes with matrices of `type` (f32
 /// ones may compute fast in TF32, bf16 or f16; f16 and bf16 ones in f32),
 /// or null.
@@ -96,6 +94,8 @@ const char *computeName(cublasComputeType_t compute, cudaDataType type) {
   return nullptr;
 }
 
+/// The checks of a GEMM (batched when batch > 1): its handle, its
+/// matrices in device memory, its compute type.
 cublasStatus_t gemm(const char *call, cublasHandle_t handle,
                     cublasOperation_t ta, cublasOperation_t tb, int m, int n,
                     int k, const void *alpha, const void *a, cudaDataType at,
@@ -230,6 +230,46 @@ cublasStatus_t cublasGemmStridedBatchedEx(
   return gemm("cublasGemmStridedBatchedEx", handle, ta, tb, m, n, k, alpha, a,
               at, lda, sa, b, bt, ldb, sb, beta, c, ct, ldc, sc, batch,
               compute);
+}
+
+/// A batch through pointer arrays: the fake runs no kernel (the runtime's
+/// tprt_gemm_pointers wrote nothing here), so it checks that the three
+/// arrays lie in device memory, not the matrices they point to.
+cublasStatus_t cublasGemmBatchedEx(cublasHandle_t handle, cublasOperation_t,
+                                   cublasOperation_t, int m, int n, int k,
+                                   const void *alpha, const void *const a[],
+                                   cudaDataType at, int, const void *const b[],
+                                   cudaDataType bt, int, const void *beta,
+                                   void *const c[], cudaDataType ct, int,
+                                   int batch, cublasComputeType_t compute,
+                                   cublasGemmAlgo_t) {
+  const char *call = "cublasGemmBatchedEx";
+  tprtFakeCount(call, 1);
+  tprtFakeCount("gemm.matrices", batch);
+  if (!isHandle(handle))
+    return fail(call, CUBLAS_STATUS_NOT_INITIALIZED);
+  if (!alpha || !beta || m < 0 || n < 0 || k < 0 || batch < 0)
+    return fail(call, CUBLAS_STATUS_INVALID_VALUE);
+  const char *computeType = computeName(compute, at);
+  if (!computeType || at != bt || at != ct)
+    return fail(call, CUBLAS_STATUS_NOT_SUPPORTED);
+  tprtFakeCount((std::string("gemm.compute.") + computeType).c_str(), 1);
+  std::vector<FakeRange> ranges;
+  size_t bytes = static_cast<size_t>(batch) * sizeof(void *);
+  for (const void *array :
+       {static_cast<const void *>(a), static_cast<const void *>(b),
+        static_cast<const void *>(c)}) {
+    ranges.push_back({reinterpret_cast<uintptr_t>(array), bytes});
+    if (batch && !tprtFakeIsDevice(reinterpret_cast<uintptr_t>(array), bytes))
+      return fail(call, CUBLAS_STATUS_INVALID_VALUE);
+  }
+  const void *stream = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    stream = streams[handle];
+  }
+  tprtFakeCapture(stream, call, ranges.data(), static_cast<int>(ranges.size()));
+  return CUBLAS_STATUS_SUCCESS;
 }
 
 } // extern "C"

@@ -1,15 +1,23 @@
-//===- CollectiveKernels.cu - The `device` backend's reductions -----------===//
+//===- RuntimeKernels.cu - The runtime's own GPU kernels ------------------===//
 //
 // Part of tp-mlir, under the Apache License v2.0 with LLVM Exceptions.
 //
 //===----------------------------------------------------------------------===//
 //
-// The one kernel the `device` backend's collectives need beyond 2D copies:
-// the elementwise reduction of its group members' buffers, all in the one
-// context every rank of that backend shares. Compiled by nvcc into a fatbin
+// The kernels the runtime itself launches, compiled by nvcc into a fatbin
 // (sm_80, sm_90 and compute_90 PTX for later GPUs) embedded in libtprt and
-// loaded per rank (DeviceWorld.cpp); the runtime itself stays free of
-// nvcc-compiled host code.
+// loaded per rank the first time one is needed (CudaRank.cpp's
+// runtimeKernels()); the runtime itself stays free of nvcc-compiled host
+// code:
+// - the `device` backend's reduction of its group members' buffers, all in
+//   the one context every rank of that backend shares (DeviceWorld.cpp);
+// - the pointer arrays of a batched GEMM whose batch has two levels that no
+//   single stride spans (CudaRank.cpp).
+//
+// tprt_gemm_pointers(a, b, c, sa0, sa1, sb0, sb1, sc0, sc1, batch1, count,
+// out): for every entry i < count of a batch0 x batch1 batch (i = i0 *
+// batch1 + i1), out[i], out[count + i] and out[2 * count + i] are a, b and
+// c plus i0 * s0 + i1 * s1 bytes (their own strides each).
 //
 // tprt_reduce_<op>_<dtype>(sources, count, srcPitch, dst, dstPitch, width,
 // rows): for every row r < rows and column c < width,
@@ -103,3 +111,16 @@ TPRT_REDUCE_KERNELS(f16, __half)
 TPRT_REDUCE_KERNELS(bf16, __nv_bfloat16)
 TPRT_REDUCE_KERNELS(i32, int32_t)
 TPRT_REDUCE_KERNELS(i64, int64_t)
+
+extern "C" __global__ void
+tprt_gemm_pointers(const char *a, const char *b, char *c, int64_t sa0,
+                   int64_t sa1, int64_t sb0, int64_t sb1, int64_t sc0,
+                   int64_t sc1, int64_t batch1, int64_t count, void **out) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+       i < count; i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    int64_t i0 = i / batch1, i1 = i - i0 * batch1;
+    out[i] = const_cast<char *>(a + i0 * sa0 + i1 * sa1);
+    out[count + i] = const_cast<char *>(b + i0 * sb0 + i1 * sb1);
+    out[2 * count + i] = c + i0 * sc0 + i1 * sc1;
+  }
+}
