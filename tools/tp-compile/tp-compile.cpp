@@ -213,7 +213,8 @@ cl::opt<bool> report(
     cl::desc("Print the plan of the sharded program to stderr (tp-report: "
              "shardings, collectives, memory per device), and after lowering "
              "each entry point's arena (tp-plan-arena) beside the report's "
-             "peak"),
+             "peak; on --target cuda also each GPU kernel and GEMM call with "
+             "its roofline time (tp-report-kernels)"),
     cl::init(false), cl::cat(category));
 cl::opt<bool> verifyEach(
     "verify-each",
@@ -384,6 +385,9 @@ static int lowerModel(llvm::LLVMContext &llvmContext,
     lowering.outlineLayers = outlineLayers;
     lowering.maxFunctionOps = maxFunctionOps;
     lowering.matmulPrecision = matmulPrecision;
+    lowering.report = report;
+    if (costModel.getNumOccurrences())
+      lowering.costModel = costModel;
     tp::buildLowerToCUDAPipeline(lower, lowering);
   } else {
     tp::LowerToCPUOptions lowering;

@@ -137,6 +137,17 @@ struct LowerToCUDAOptions : public PassPipelineOptions<LowerToCUDAOptions> {
                      "(TF32 inputs), medium (bf16 inputs); f32 accumulation "
                      "in each (tp-compile --matmul-precision)"),
       llvm::cl::init("highest")};
+  PassOptions::Option<bool> report{
+      *this, "report",
+      llvm::cl::desc("Print each GPU kernel and GEMM call with its roofline "
+                     "time, and what a run launches (tp-report-kernels; "
+                     "tp-compile --tp-report)"),
+      llvm::cl::init(false)};
+  PassOptions::Option<std::string> costModel{
+      *this, "cost-model",
+      llvm::cl::desc("The machine the report's times are modelled on: h200 "
+                     "or a machine-model file"),
+      llvm::cl::init("h200")};
 };
 
 /// --tp-lower-to-cuda: local (or unsharded global) form -> LLVM dialect for

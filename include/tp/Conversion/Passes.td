@@ -845,6 +845,44 @@ def MapLinalgToGPUPass : Pass<"tp-map-linalg-to-gpu", "::mlir::func::FuncOp"> {
   ];
 }
 
+def ReportKernelsPass : Pass<"tp-report-kernels", "::mlir::ModuleOp"> {
+  let summary = "Prints each GPU kernel and GEMM call of a program with its roofline time, and what a run launches";
+  let description = [{
+    The kernel report of `tp-compile --tp-report --target cuda`: part of
+    `--tp-lower-to-cuda` (with `report`), right after
+    `tp-map-linalg-to-gpu`, whose kernels carry `tp.cost = {bytes, flops,
+    ops}` (the bytes of the buffers their ops access, each once; the scalar
+    ops of their bodies times their iteration points; how many linalg ops
+    they fuse). For each function, on stderr:
+
+    - each kernel: its grid and block, the ops it fuses, bytes and flops,
+      and its roofline time on the machine of `cost-model` (the larger of
+      bytes over memory bandwidth and flops over the f32 rate), with the
+      model's file and line;
+    - each GEMM call (`tprt_rt_sgemm`, `tprt_rt_gemm_narrow`): m x n x k,
+      its batch, flops, bytes and roofline time;
+    - then what one run of the function launches and is modelled to take,
+      the runs of the layer functions it calls included.
+
+    Launch costs, collectives and copies are not modelled here (the plan
+    report gives the collectives). The lit tests pin the launch counts of
+    the example models, so a fusion lost shows in CI.
+
+    Example (a GPT-2-small block on one GPU):
+
+    ```
+    tp-report @gpt:   kernel 0: 512 blocks x 256 threads, 3 ops fused, 3.15 MB, 4.72 Mflop: 0.79 us (gpt.mlir:45)
+    tp-report @gpt:   gemm 0: 128 x 128 x 64 f32, batch 48, 100.66 Mflop, 6.29 MB: 2.01 us
+    tp-report @gpt: 10 kernels and 8 GEMM calls a run (with 3 x @gpt_layer0): 126.84 us modelled (kernels 16.93 us, GEMMs 109.91 us)
+    ```
+  }];
+  let options = [
+    Option<"costModel", "cost-model", "std::string", /*default=*/"\"h200\"",
+           "The machine the times are modelled on: h200 (built in) or a "
+           "machine-model file (tprt-bench --calibrate)">
+  ];
+}
+
 def EmulateGPULaunchesPass
     : Pass<"tp-emulate-gpu-launches", "::mlir::func::FuncOp"> {
   let summary = "Runs gpu.launch bodies as loops on the CPU (test aid: executes the GPU mapping's index arithmetic, bounds and reductions)";

@@ -45,6 +45,11 @@ void mlir::tp::buildLowerToCUDAPipeline(OpPassManager &pm,
   // into a GEMM whose output is a fresh allocation.
   pm.addPass(createPlanArenaPass());
   pm.addNestedPass<func::FuncOp>(createMapLinalgToGPUPass());
+  if (options.report) {
+    ReportKernelsPassOptions report;
+    report.costModel = options.costModel;
+    pm.addPass(createReportKernelsPass(report));
+  }
   pm.addPass(createGpuKernelOutliningPass());
   // What the host code reads of an argument comes in host memory.
   pm.addPass(createMarkHostReadsPass());

@@ -16,6 +16,7 @@
 #include "tp/Conversion/Passes.h"
 
 #include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <limits>
@@ -144,6 +145,41 @@ int64_t product(ArrayRef<int64_t> sizes) {
   return p;
 }
 
+/// What a kernel of `ops` moves and computes, for tp-report-kernels: the
+/// bytes of every buffer its ops access (each once: a row kernel reads a
+/// row again from cache), and per iteration point of each op the scalar
+/// ops of its body. Set on the launch as `tp.cost = {bytes, flops, ops}`.
+void setCost(gpu::LaunchOp launch, ArrayRef<linalg::LinalgOp> ops) {
+  llvm::SetVector<Value> buffers;
+  int64_t flops = 0;
+  for (linalg::LinalgOp op : ops) {
+    for (Value operand : op->getOperands())
+      if (isa<MemRefType>(operand.getType()))
+        buffers.insert(operand);
+    int64_t perPoint = 0;
+    for (Operation &inner : op.getBlock()->without_terminator())
+      if (!isa<arith::ConstantOp, linalg::IndexOp, arith::IndexCastOp>(inner))
+        ++perPoint;
+    int64_t points = 1;
+    for (int64_t range : op.getStaticLoopRanges())
+      points *= ShapedType::isDynamic(range) ? 0 : range;
+    flops += perPoint * points;
+  }
+  int64_t bytes = 0;
+  for (Value buffer : buffers) {
+    auto type = cast<MemRefType>(buffer.getType());
+    if (type.hasStaticShape() && type.getElementType().isIntOrFloat())
+      bytes += type.getNumElements() *
+               ((type.getElementType().getIntOrFloatBitWidth() + 7) / 8);
+  }
+  Builder b(launch.getContext());
+  launch->setAttr(
+      "tp.cost", b.getDictionaryAttr(
+                     {b.getNamedAttr("bytes", b.getI64IntegerAttr(bytes)),
+                      b.getNamedAttr("flops", b.getI64IntegerAttr(flops)),
+                      b.getNamedAttr("ops", b.getI64IntegerAttr(ops.size()))}));
+}
+
 class KernelBuilder {
 public:
   KernelBuilder(linalg::LinalgOp op,
@@ -225,6 +261,7 @@ public:
     auto launch = gpu::LaunchOp::create(
         b, loc, arith::ConstantIndexOp::create(b, loc, blocks), one, one,
         arith::ConstantIndexOp::create(b, loc, threads), one, one);
+    setCost(launch, {op});
     b.setInsertionPointToStart(&launch.getBody().front());
     return launch;
   }
@@ -867,6 +904,10 @@ private:
     auto launch = gpu::LaunchOp::create(
         b, loc, arith::ConstantIndexOp::create(b, loc, product(shape.rows)),
         one, one, arith::ConstantIndexOp::create(b, loc, threads), one, one);
+    SmallVector<linalg::LinalgOp> ops;
+    for (Member &m : members)
+      ops.push_back(m.op);
+    setCost(launch, ops);
     b.setInsertionPointToStart(&launch.getBody().front());
     SmallVector<Value> rows =
         delinearize(b, loc, launch.getBlockIds().x, shape.rows);

@@ -237,6 +237,22 @@ LogicalResult TPDialect::verifyOperationAttribute(Operation *op,
              << attr.getValue();
     return success();
   }
+  if (name == kCostAttrName) {
+    auto dict = dyn_cast<DictionaryAttr>(attr.getValue());
+    auto isCount = [&](StringRef key) {
+      auto value = dict ? dict.getAs<IntegerAttr>(key) : IntegerAttr();
+      return value && value.getType().isInteger(64) &&
+             !value.getValue().isNegative();
+    };
+    if (!dict || dict.size() != 3 || !isCount("bytes") || !isCount("flops") ||
+        !isCount("ops"))
+      return op->emitOpError()
+             << "'" << kCostAttrName
+             << "' must be a dictionary of three non-negative i64 counts, "
+                "{bytes, flops, ops}, got "
+             << attr.getValue();
+    return success();
+  }
   if (name == kShardingAttrName)
     return op->emitOpError()
            << "'" << kShardingAttrName
@@ -246,5 +262,6 @@ LogicalResult TPDialect::verifyOperationAttribute(Operation *op,
                            << "'; expected one of '" << kShardingsAttrName
                            << "', '" << kSpmdAttrName << "', '"
                            << kOriginsAttrName << "', '" << kManifestAttrName
-                           << "', '" << kPlanAttrName << "'";
+                           << "', '" << kPlanAttrName << "', '" << kCostAttrName
+                           << "'";
 }

@@ -88,6 +88,9 @@ def TP_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kDonateAttrName = "tp.donate";
     static constexpr ::llvm::StringLiteral kManifestAttrName = "tp.manifest";
     static constexpr ::llvm::StringLiteral kPlanAttrName = "tp.plan";
+    /// What a GPU kernel moves and computes (tp-map-linalg-to-gpu), for
+    /// tp-report-kernels: {bytes, flops, ops} on a gpu.launch.
+    static constexpr ::llvm::StringLiteral kCostAttrName = "tp.cost";
 
   private:
     void registerAttributes();

@@ -1,0 +1,221 @@
+//===- ReportKernels.cpp - A GPU program's kernels and GEMM calls ---------===//
+//
+// Part of tp-mlir, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// The kernel report of --tp-report on the CUDA target (see the pass
+// description in Passes.td): after tp-map-linalg-to-gpu, each function's
+// kernels (the `tp.cost` that mapping left on each launch) and GEMM calls,
+// each with its roofline time on the cost model's machine, then what one run
+// of each function launches and is modelled to take, its calls into layer
+// functions included.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tp/Conversion/Passes.h"
+#include "tp/Dialect/TP/IR/TPDialect.h"
+#include "tp/Dialect/TP/Transforms/CostModel.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <map>
+
+namespace mlir::tp {
+#define GEN_PASS_DEF_REPORTKERNELSPASS
+#include "tp/Conversion/Passes.h.inc"
+} // namespace mlir::tp
+
+using namespace mlir;
+using namespace mlir::tp;
+
+namespace {
+
+/// One run of a function: its launches and their modelled time, its own and
+/// its callees'.
+struct Totals {
+  int64_t kernels = 0, gemms = 0;
+  double kernelSeconds = 0, gemmSeconds = 0;
+};
+
+/// `value` as a constant integer, or -1.
+int64_t constantOf(Value value) {
+  std::optional<int64_t> c = getConstantIntValue(value);
+  return c ? *c : -1;
+}
+
+std::string bytesText(double bytes) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  if (bytes >= 1e6)
+    os << llvm::format("%.2f MB", bytes / 1e6);
+  else if (bytes >= 1e3)
+    os << llvm::format("%.1f kB", bytes / 1e3);
+  else
+    os << llvm::format("%.0f B", bytes);
+  return s;
+}
+
+std::string flopText(double flops) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  if (flops >= 1e9)
+    os << llvm::format("%.2f Gflop", flops / 1e9);
+  else if (flops >= 1e6)
+    os << llvm::format("%.2f Mflop", flops / 1e6);
+  else
+    os << llvm::format("%.0f flop", flops);
+  return s;
+}
+
+std::string microseconds(double seconds) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << llvm::format("%.2f us", seconds * 1e6);
+  return s;
+}
+
+struct ReportKernelsPass
+    : public tp::impl::ReportKernelsPassBase<ReportKernelsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    std::string error;
+    std::optional<MachineModel> machine = MachineModel::load(costModel, error);
+    if (!machine) {
+      module.emitError() << "tp-report-kernels: " << error;
+      return signalPassFailure();
+    }
+    llvm::raw_ostream &os = llvm::errs();
+    os << "tp-report: GPU kernels and GEMM calls modelled on " << machine->name
+       << " (roofline: the larger of the bytes at "
+       << llvm::format("%.2f", machine->memoryBandwidth / 1e12)
+       << " TB/s and the flops at "
+       << llvm::format("%.0f", machine->gemmFlops32 / 1e12)
+       << " TFLOP/s for f32, "
+       << llvm::format("%.0f", machine->gemmFlops16 / 1e12)
+       << " for 16-bit GEMMs; launch costs, collectives and copies "
+          "excluded)\n";
+    std::map<Operation *, Totals> totals;
+    for (auto func : module.getOps<func::FuncOp>())
+      if (!func.isExternal())
+        (void)totalsOf(func, *machine, totals, os);
+  }
+
+  /// Reports `func` (once) and returns what one run of it launches, its
+  /// callees' runs included.
+  Totals totalsOf(func::FuncOp func, const MachineModel &machine,
+                  std::map<Operation *, Totals> &done, llvm::raw_ostream &os) {
+    if (auto it = done.find(func); it != done.end())
+      return it->second;
+    done[func] = Totals(); // a call cycle counts its callee once
+    Totals own, all;
+    std::map<std::string, int64_t> calls;
+    std::string prefix = ("tp-report @" + func.getName() + ":").str();
+    int64_t kernelIndex = 0, gemmIndex = 0;
+    func.walk([&](Operation *op) {
+      if (auto launch = dyn_cast<gpu::LaunchOp>(op)) {
+        auto cost =
+            launch->getAttrOfType<DictionaryAttr>(TPDialect::kCostAttrName);
+        double bytes = 0, flops = 0;
+        int64_t ops = 0;
+        if (cost) {
+          bytes = cost.getAs<IntegerAttr>("bytes").getInt();
+          flops = cost.getAs<IntegerAttr>("flops").getInt();
+          ops = cost.getAs<IntegerAttr>("ops").getInt();
+        }
+        double seconds =
+            std::max(machine.memorySeconds(bytes), flops / machine.gemmFlops32);
+        own.kernels += 1;
+        own.kernelSeconds += seconds;
+        os << prefix << "   kernel " << kernelIndex++ << ": "
+           << constantOf(launch.getGridSizeX()) << " blocks x "
+           << constantOf(launch.getBlockSizeX()) << " threads, ";
+        if (cost)
+          os << ops << (ops == 1 ? " op" : " ops fused") << ", "
+             << bytesText(bytes) << ", " << flopText(flops) << ": "
+             << microseconds(seconds);
+        else
+          os << "no cost recorded";
+        if (auto loc = dyn_cast<FileLineColLoc>(launch.getLoc()))
+          os << " (" << loc.getFilename().getValue() << ":" << loc.getLine()
+             << ")";
+        os << "\n";
+        return WalkResult::skip();
+      }
+      auto call = dyn_cast<func::CallOp>(op);
+      if (!call)
+        return WalkResult::advance();
+      StringRef callee = call.getCallee();
+      bool narrow = callee == "tprt_rt_gemm_narrow";
+      if (callee == "tprt_rt_sgemm" || narrow) {
+        // (ctx, [dtype,] trans_a, trans_b, accumulate, m, n, k, a, lda, b,
+        // ldb, c, ldc, batch0, batch1, strides...)
+        unsigned at = narrow ? 2 : 1;
+        if (call.getNumOperands() < at + 14)
+          return WalkResult::advance();
+        int64_t accumulate = constantOf(call.getOperand(at + 2));
+        int64_t m = constantOf(call.getOperand(at + 3)),
+                n = constantOf(call.getOperand(at + 4)),
+                k = constantOf(call.getOperand(at + 5)),
+                batch = constantOf(call.getOperand(at + 12)) *
+                        constantOf(call.getOperand(at + 13));
+        own.gemms += 1;
+        os << prefix << "   gemm " << gemmIndex++ << ": ";
+        if (m < 0 || n < 0 || k < 0 || batch < 0) {
+          os << "sizes not constant\n";
+          return WalkResult::advance();
+        }
+        double element = narrow ? 2 : 4;
+        double flops = 2.0 * m * n * k * batch;
+        double bytes = element * batch *
+                       (m * k + k * n + m * n * (accumulate == 1 ? 2 : 1));
+        Builder b(call.getContext());
+        Type type = narrow ? Type(b.getBF16Type()) : Type(b.getF32Type());
+        double seconds = std::max(machine.gemmSeconds(flops, type),
+                                  machine.memorySeconds(bytes));
+        own.gemmSeconds += seconds;
+        os << m << " x " << n << " x " << k << (narrow ? " 16-bit" : " f32");
+        if (batch != 1)
+          os << ", batch " << batch;
+        os << ", " << flopText(flops) << ", " << bytesText(bytes) << ": "
+           << microseconds(seconds) << "\n";
+        return WalkResult::advance();
+      }
+      auto target = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+          call, call.getCalleeAttr());
+      if (target && !target.isExternal())
+        calls[target.getName().str()] += 1;
+      return WalkResult::advance();
+    });
+    all = own;
+    std::string called;
+    for (auto &[name, count] : calls) {
+      auto target = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+          func, StringAttr::get(func.getContext(), name));
+      Totals inner = totalsOf(target, machine, done, os);
+      all.kernels += count * inner.kernels;
+      all.gemms += count * inner.gemms;
+      all.kernelSeconds += count * inner.kernelSeconds;
+      all.gemmSeconds += count * inner.gemmSeconds;
+      called +=
+          (called.empty() ? "" : ", ") + std::to_string(count) + " x @" + name;
+    }
+    os << prefix << " " << all.kernels
+       << (all.kernels == 1 ? " kernel and " : " kernels and ") << all.gemms
+       << (all.gemms == 1 ? " GEMM call a run" : " GEMM calls a run");
+    if (!called.empty())
+      os << " (with " << called << ")";
+    os << ": " << microseconds(all.kernelSeconds + all.gemmSeconds)
+       << " modelled (kernels " << microseconds(all.kernelSeconds) << ", GEMMs "
+       << microseconds(all.gemmSeconds) << ")\n";
+    done[func] = all;
+    return all;
+  }
+};
+
+} // namespace
