@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cblas.h>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -219,7 +220,143 @@ TPRT_API void memrefCopy(int64_t elemSize, UnrankedDescriptor *src,
 // GEMM
 //===----------------------------------------------------------------------===//
 
+tprt_status tprt::checkGemm(const tprt_gemm_desc *g) {
+  if (!g)
+    return error(TPRT_INVALID_ARGUMENT, "tprt_rt_gemm: no descriptor");
+  if (g->dtype != TPRT_F32 && g->dtype != TPRT_F16 && g->dtype != TPRT_BF16)
+    return error(TPRT_INVALID_ARGUMENT, "tprt_rt_gemm: dtype ", g->dtype,
+                 " is not f32, f16 or bf16");
+  if (g->epilogue < TPRT_EPILOGUE_NONE || g->epilogue > TPRT_EPILOGUE_BIAS_GELU)
+    return error(TPRT_INVALID_ARGUMENT, "tprt_rt_gemm: epilogue ", g->epilogue,
+                 " is not one of 0 (none), 1 (bias), 2 (GELU), 3 (bias and "
+                 "GELU)");
+  if (g->trans_a < 0 || g->trans_a > 1 || g->trans_b < 0 || g->trans_b > 1)
+    return error(TPRT_INVALID_ARGUMENT, "tprt_rt_gemm: trans_a ", g->trans_a,
+                 ", trans_b ", g->trans_b, ": each must be 0 or 1");
+  for (int64_t v : {g->m, g->n, g->k, g->batch0, g->batch1})
+    if (v < 0)
+      return error(TPRT_INVALID_ARGUMENT, "tprt_rt_gemm: negative size ", v);
+  // Each stored matrix's rows hold its columns.
+  int64_t colsA = g->trans_a ? g->m : g->k, colsB = g->trans_b ? g->k : g->n;
+  if (g->lda < std::max<int64_t>(colsA, 1) ||
+      g->ldb < std::max<int64_t>(colsB, 1) ||
+      g->ldc < std::max<int64_t>(g->n, 1) ||
+      g->ldd < std::max<int64_t>(g->n, 1))
+    return error(TPRT_INVALID_ARGUMENT, "tprt_rt_gemm: leading dimensions ",
+                 g->lda, ", ", g->ldb, ", ", g->ldc, ", ", g->ldd,
+                 " below the rows' lengths ", colsA, ", ", colsB, ", ", g->n);
+  return nullptr;
+}
+
+float tprt::geluTanh(float x) {
+  const float sqrt2OverPi = 0.7978845608028654f;
+  return 0.5f * x *
+         (1.0f + std::tanh(sqrt2OverPi * (x + 0.044715f * x * x * x)));
+}
+
+namespace {
+
+/// One entry of a batch: D (m x n, row stride ldd) in f32, computed as
+/// tprt_rt_gemm says; `c` is null or D itself when no copy is needed.
+void gemmEntry(const tprt_gemm_desc &g, const float *a, int64_t lda,
+               const float *b, int64_t ldb, const float *c, int64_t ldc,
+               float *d, int64_t ldd, const float *bias) {
+  if (c && c != d)
+    for (int64_t r = 0; r < g.m; ++r)
+      copyBytes(d + r * ldd, c + r * ldc,
+                static_cast<size_t>(g.n) * sizeof(float));
+  cblas_sgemm(CblasRowMajor, g.trans_a ? CblasTrans : CblasNoTrans,
+              g.trans_b ? CblasTrans : CblasNoTrans, static_cast<int>(g.m),
+              static_cast<int>(g.n), static_cast<int>(g.k), 1.0f, a,
+              static_cast<int>(lda), b, static_cast<int>(ldb), c ? 1.0f : 0.0f,
+              d, static_cast<int>(ldd));
+  bool gelu = g.epilogue & TPRT_EPILOGUE_GELU;
+  if (!bias && !gelu)
+    return;
+  for (int64_t r = 0; r < g.m; ++r) {
+    float *row = d + r * ldd;
+    if (bias)
+      for (int64_t q = 0; q < g.n; ++q)
+        row[q] += bias[q];
+    if (gelu)
+      for (int64_t q = 0; q < g.n; ++q)
+        row[q] = geluTanh(row[q]);
+  }
+}
+
+/// The stored `rows` x `cols` matrix of narrow floats at `src` (row stride
+/// `ld`), densely in f32.
+std::vector<float> widen(bool half, const void *src, int64_t rows, int64_t cols,
+                         int64_t ld) {
+  std::vector<float> out(static_cast<size_t>(rows * cols));
+  const uint16_t *p = static_cast<const uint16_t *>(src);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t q = 0; q < cols; ++q)
+      out[r * cols + q] =
+          half ? halfToFloat(p[r * ld + q]) : bf16ToFloat(p[r * ld + q]);
+  return out;
+}
+
+} // namespace
+
 extern "C" {
+
+void tprt_rt_gemm(tprt_rank_context *ctx, const tprt_gemm_desc *desc,
+                  const void *a, const void *b, const void *c, void *d,
+                  const void *bias) {
+  if (ctx && ctx->error)
+    return;
+  if (tprt_status status = checkGemm(desc)) {
+    if (ctx)
+      fail(ctx, status);
+    else
+      tprt_status_free(status);
+    return;
+  }
+  const tprt_gemm_desc &g = *desc;
+  Clock::time_point start = Clock::now();
+  if (!(g.epilogue & TPRT_EPILOGUE_BIAS))
+    bias = nullptr;
+  for (int64_t i = 0; i < g.batch0; ++i)
+    for (int64_t j = 0; j < g.batch1; ++j) {
+      int64_t offA = i * g.stride_a0 + j * g.stride_a1,
+              offB = i * g.stride_b0 + j * g.stride_b1,
+              offC = i * g.stride_c0 + j * g.stride_c1,
+              offD = i * g.stride_d0 + j * g.stride_d1;
+      if (g.dtype == TPRT_F32) {
+        const float *pc = c ? static_cast<const float *>(c) + offC : nullptr;
+        gemmEntry(g, static_cast<const float *>(a) + offA, g.lda,
+                  static_cast<const float *>(b) + offB, g.ldb, pc, g.ldc,
+                  static_cast<float *>(d) + offD, g.ldd,
+                  static_cast<const float *>(bias));
+        continue;
+      }
+      // f16 / bf16: widened, computed in f32, D rounded back once.
+      bool half = g.dtype == TPRT_F16;
+      const uint16_t *pa = static_cast<const uint16_t *>(a) + offA;
+      const uint16_t *pb = static_cast<const uint16_t *>(b) + offB;
+      uint16_t *pd = static_cast<uint16_t *>(d) + offD;
+      std::vector<float> fa = g.trans_a ? widen(half, pa, g.k, g.m, g.lda)
+                                        : widen(half, pa, g.m, g.k, g.lda);
+      std::vector<float> fb = g.trans_b ? widen(half, pb, g.n, g.k, g.ldb)
+                                        : widen(half, pb, g.k, g.n, g.ldb);
+      std::vector<float> fd(static_cast<size_t>(g.m * g.n));
+      if (c)
+        fd = widen(half, static_cast<const uint16_t *>(c) + offC, g.m, g.n,
+                   c == d ? g.ldd : g.ldc);
+      std::vector<float> fbias;
+      if (bias)
+        fbias = widen(half, bias, 1, g.n, g.n);
+      gemmEntry(g, fa.data(), g.trans_a ? g.m : g.k, fb.data(),
+                g.trans_b ? g.k : g.n, c ? fd.data() : nullptr, g.n, fd.data(),
+                g.n, bias ? fbias.data() : nullptr);
+      for (int64_t r = 0; r < g.m; ++r)
+        for (int64_t q = 0; q < g.n; ++q)
+          pd[r * g.ldd + q] = half ? floatToHalf(fd[r * g.n + q])
+                                   : floatToBf16(fd[r * g.n + q]);
+    }
+  recordGemm(ctx, start, g.batch0 * g.batch1 * g.m * g.n * g.k);
+}
 
 void tprt_rt_sgemm(tprt_rank_context *ctx, int32_t trans_a, int32_t trans_b,
                    int32_t accumulate, int64_t m, int64_t n, int64_t k,
@@ -227,24 +364,14 @@ void tprt_rt_sgemm(tprt_rank_context *ctx, int32_t trans_a, int32_t trans_b,
                    float *c, int64_t ldc, int64_t batch0, int64_t batch1,
                    int64_t stride_a0, int64_t stride_a1, int64_t stride_b0,
                    int64_t stride_b1, int64_t stride_c0, int64_t stride_c1) {
-  if (ctx && ctx->error)
-    return;
-  Clock::time_point start = Clock::now();
-  for (int64_t i = 0; i < batch0; ++i)
-    for (int64_t j = 0; j < batch1; ++j)
-      cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-                  trans_b ? CblasTrans : CblasNoTrans, static_cast<int>(m),
-                  static_cast<int>(n), static_cast<int>(k), 1.0f,
-                  a + i * stride_a0 + j * stride_a1, static_cast<int>(lda),
-                  b + i * stride_b0 + j * stride_b1, static_cast<int>(ldb),
-                  accumulate ? 1.0f : 0.0f, c + i * stride_c0 + j * stride_c1,
-                  static_cast<int>(ldc));
-  recordGemm(ctx, start, batch0 * batch1 * m * n * k);
+  tprt_gemm_desc desc = {TPRT_F32,  trans_a,   trans_b,   TPRT_EPILOGUE_NONE,
+                         m,         n,         k,         lda,
+                         ldb,       ldc,       ldc,       batch0,
+                         batch1,    stride_a0, stride_a1, stride_b0,
+                         stride_b1, stride_c0, stride_c1, stride_c0,
+                         stride_c1};
+  tprt_rt_gemm(ctx, &desc, a, b, accumulate ? c : nullptr, c, nullptr);
 }
-
-} // extern "C"
-
-extern "C" {
 
 void tprt_rt_gemm_narrow(tprt_rank_context *ctx, int32_t dtype, int32_t trans_a,
                          int32_t trans_b, int32_t accumulate, int64_t m,
@@ -254,47 +381,13 @@ void tprt_rt_gemm_narrow(tprt_rank_context *ctx, int32_t dtype, int32_t trans_a,
                          int64_t stride_a1, int64_t stride_b0,
                          int64_t stride_b1, int64_t stride_c0,
                          int64_t stride_c1) {
-  if (ctx && ctx->error)
-    return;
-  Clock::time_point start = Clock::now();
-  bool half = dtype == TPRT_F16;
-  auto widen = [&](const void *src, int64_t rows, int64_t cols, int64_t ld) {
-    // The stored matrix (rows x cols with row stride ld), densely in f32.
-    std::vector<float> out(static_cast<size_t>(rows * cols));
-    const uint16_t *p = static_cast<const uint16_t *>(src);
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t q = 0; q < cols; ++q)
-        out[r * cols + q] =
-            half ? halfToFloat(p[r * ld + q]) : bf16ToFloat(p[r * ld + q]);
-    return out;
-  };
-  for (int64_t i = 0; i < batch0; ++i)
-    for (int64_t j = 0; j < batch1; ++j) {
-      const uint16_t *pa =
-          static_cast<const uint16_t *>(a) + i * stride_a0 + j * stride_a1;
-      const uint16_t *pb =
-          static_cast<const uint16_t *>(b) + i * stride_b0 + j * stride_b1;
-      uint16_t *pc = static_cast<uint16_t *>(c) + i * stride_c0 + j * stride_c1;
-      // Stored shapes: A is m x k (k x m transposed), B is k x n (n x k).
-      std::vector<float> fa =
-          trans_a ? widen(pa, k, m, lda) : widen(pa, m, k, lda);
-      std::vector<float> fb =
-          trans_b ? widen(pb, n, k, ldb) : widen(pb, k, n, ldb);
-      std::vector<float> fc =
-          accumulate ? widen(pc, m, n, ldc)
-                     : std::vector<float>(static_cast<size_t>(m * n));
-      cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-                  trans_b ? CblasTrans : CblasNoTrans, static_cast<int>(m),
-                  static_cast<int>(n), static_cast<int>(k), 1.0f, fa.data(),
-                  static_cast<int>(trans_a ? m : k), fb.data(),
-                  static_cast<int>(trans_b ? k : n), accumulate ? 1.0f : 0.0f,
-                  fc.data(), static_cast<int>(n));
-      for (int64_t r = 0; r < m; ++r)
-        for (int64_t q = 0; q < n; ++q)
-          pc[r * ldc + q] =
-              half ? floatToHalf(fc[r * n + q]) : floatToBf16(fc[r * n + q]);
-    }
-  recordGemm(ctx, start, batch0 * batch1 * m * n * k);
+  tprt_gemm_desc desc = {dtype,     trans_a,   trans_b,   TPRT_EPILOGUE_NONE,
+                         m,         n,         k,         lda,
+                         ldb,       ldc,       ldc,       batch0,
+                         batch1,    stride_a0, stride_a1, stride_b0,
+                         stride_b1, stride_c0, stride_c1, stride_c0,
+                         stride_c1};
+  tprt_rt_gemm(ctx, &desc, a, b, accumulate ? c : nullptr, c, nullptr);
 }
 
 } // extern "C"
@@ -350,11 +443,11 @@ void tprt_rt_launch(tprt_rank_context *ctx, const void *, int64_t,
 
 const tprt_rt_table *tprt_rt_functions(void) {
   static const tprt_rt_table table = {
-      TPRT_RT_ABI_VERSION,    tprt_rt_all_reduce,  tprt_rt_all_gather,
-      tprt_rt_reduce_scatter, tprt_rt_all_to_all,  tprt_rt_all_slice,
-      tprt_rt_axis_index,     tprt_rt_sgemm,       tprt_rt_gemm_narrow,
-      tprt_rt_alloc,          tprt_rt_free,        tprt_rt_upload,
-      tprt_rt_launch,         tprt_rt_index_error, tprt_rt_fill_once,
+      TPRT_RT_ABI_VERSION,    tprt_rt_all_reduce, tprt_rt_all_gather,
+      tprt_rt_reduce_scatter, tprt_rt_all_to_all, tprt_rt_all_slice,
+      tprt_rt_axis_index,     tprt_rt_alloc,      tprt_rt_free,
+      tprt_rt_upload,         tprt_rt_launch,     tprt_rt_index_error,
+      tprt_rt_fill_once,      tprt_rt_gemm,
   };
   return &table;
 }

@@ -104,6 +104,12 @@ uint16_t floatToHalf(float f);
 float bf16ToFloat(uint16_t h);
 uint16_t floatToBf16(float f);
 
+/// A GEMM descriptor's fields in range (tprt_rt_gemm): dtype, epilogue,
+/// transposes, sizes, leading dimensions; a status naming the bad one.
+tprt_status checkGemm(const tprt_gemm_desc *desc);
+/// GELU in its tanh form (TPRT_EPILOGUE_GELU).
+float geluTanh(float x);
+
 /// True when the reduction and dtype are supported.
 bool isValidReduction(tprt_reduction reduction);
 bool isValidDtype(tprt_dtype dtype);

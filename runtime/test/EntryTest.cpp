@@ -98,6 +98,119 @@ TEST(EntryTest, NarrowGemmAccumulatesInF32) {
   EXPECT_EQ(nan, 0x4cb0);
 }
 
+double geluTanh(double x) {
+  return 0.5 * x *
+         (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+}
+
+TEST(EntryTest, GemmEpilogues) {
+  // D = act(A B + C + bias) against a naive loop, for each epilogue, with C
+  // apart from D (a residual), C absent, and a batch whose D is strided
+  // differently from C.
+  const int64_t batch = 2, m = 3, n = 4, k = 5;
+  std::vector<float> a(batch * m * k), b(batch * k * n), c(batch * m * n),
+      bias(n);
+  for (size_t i = 0; i < a.size(); ++i)
+    a[i] = (static_cast<float>(i % 7) - 3) / 4;
+  for (size_t i = 0; i < b.size(); ++i)
+    b[i] = (static_cast<float>(i % 5) - 2) / 2;
+  for (size_t i = 0; i < c.size(); ++i)
+    c[i] = static_cast<float>(i % 3) - 1;
+  for (int64_t j = 0; j < n; ++j)
+    bias[j] = 0.5f * static_cast<float>(j) - 1;
+  // D's rows padded to ldd = 6, its batch entries 20 apart.
+  const int64_t ldd = 6, strideD = 20;
+  for (int epilogue = 0; epilogue < 4; ++epilogue) {
+    for (bool withC : {false, true}) {
+      tprt_gemm_desc desc = {TPRT_F32, 0,     0,   epilogue, m, n,     k, k,
+                             n,        n,     ldd, batch,    1, m * k, 0, k * n,
+                             0,        m * n, 0,   strideD,  0};
+      std::vector<float> d(batch * strideD, 7.0f);
+      tprt_rt_gemm(nullptr, &desc, a.data(), b.data(),
+                   withC ? c.data() : nullptr, d.data(), bias.data());
+      for (int64_t p = 0; p < batch; ++p)
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t j = 0; j < n; ++j) {
+            double want = withC ? c[p * m * n + i * n + j] : 0.0;
+            for (int64_t l = 0; l < k; ++l)
+              want += static_cast<double>(a[p * m * k + i * k + l]) *
+                      b[p * k * n + l * n + j];
+            if (epilogue & TPRT_EPILOGUE_BIAS)
+              want += bias[j];
+            if (epilogue & TPRT_EPILOGUE_GELU)
+              want = geluTanh(want);
+            EXPECT_NEAR(d[p * strideD + i * ldd + j], want, 1e-5)
+                << "epilogue " << epilogue << " C " << withC << " at (" << p
+                << ", " << i << ", " << j << ")";
+          }
+      // The padding between D's rows is not written.
+      EXPECT_EQ(d[n], 7.0f);
+      EXPECT_EQ(d[strideD - 1], 7.0f);
+    }
+  }
+  // A null bias is left out whatever the epilogue says (a partial sum's
+  // other members).
+  tprt_gemm_desc desc = {TPRT_F32, 0, 0, TPRT_EPILOGUE_BIAS,
+                         m,        n, k, k,
+                         n,        n, n, 1,
+                         1,        0, 0, 0,
+                         0,        0, 0, 0,
+                         0};
+  std::vector<float> d(m * n), plain(m * n);
+  tprt_rt_gemm(nullptr, &desc, a.data(), b.data(), nullptr, d.data(), nullptr);
+  tprt_rt_sgemm(nullptr, 0, 0, 0, m, n, k, a.data(), k, b.data(), n,
+                plain.data(), n, 1, 1, 0, 0, 0, 0, 0, 0);
+  EXPECT_EQ(d, plain);
+}
+
+TEST(EntryTest, NarrowGemmEpilogueRoundsOnce) {
+  // f16, 1 x 1 x 1: 1 * 1 + residual 2^-11 + bias 2^-11. Summed in f32 and
+  // rounded once, 1 + 2^-10 (f16's spacing at 1); rounded after each step,
+  // 1 + 2^-11 is a tie that rounds to even, 1, twice.
+  uint16_t one = 0x3c00, tiny = 0x1000; // 1 and 2^-11 in f16
+  uint16_t d = 0;
+  tprt_gemm_desc desc = {TPRT_F16, 0, 0, TPRT_EPILOGUE_BIAS,
+                         1,        1, 1, 1,
+                         1,        1, 1, 1,
+                         1,        0, 0, 0,
+                         0,        0, 0, 0,
+                         0};
+  tprt_rt_gemm(nullptr, &desc, &one, &one, &tiny, &d, &tiny);
+  EXPECT_EQ(d, 0x3c01); // 1 + 2^-10
+}
+
+TEST(EntryTest, GemmDescriptorChecked) {
+  // A bad descriptor fails the rank with a status naming the field.
+  tprt_communicator *comm = nullptr;
+  tprt_world *world = nullptr;
+  tprt_mesh mesh = {1, {1}};
+  ASSERT_EQ(tprt_world_create(&mesh, nullptr, &world), nullptr);
+  ASSERT_EQ(tprt_world_communicator(world, 0, &comm), nullptr);
+  tprt_rank_context *ctx = nullptr;
+  ASSERT_EQ(tprt_rank_context_create(comm, &ctx), nullptr);
+  float x = 1, y = 0;
+  tprt_gemm_desc desc = {TPRT_F32, 0, 0, 9, 1, 1, 1, 1, 1, 1, 1,
+                         1,        1, 0, 0, 0, 0, 0, 0, 0, 0};
+  tprt_rt_gemm(ctx, &desc, &x, &x, nullptr, &y, nullptr);
+  tprt_status status = tprt_rank_context_take_status(ctx);
+  ASSERT_NE(status, nullptr);
+  EXPECT_NE(std::string(tprt_status_message(status)).find("epilogue 9"),
+            std::string::npos)
+      << tprt_status_message(status);
+  tprt_status_free(status);
+  desc.epilogue = 0;
+  desc.lda = 0;
+  tprt_rt_gemm(ctx, &desc, &x, &x, nullptr, &y, nullptr);
+  status = tprt_rank_context_take_status(ctx);
+  ASSERT_NE(status, nullptr);
+  EXPECT_NE(std::string(tprt_status_message(status)).find("leading dim"),
+            std::string::npos)
+      << tprt_status_message(status);
+  tprt_status_free(status);
+  tprt_rank_context_destroy(ctx);
+  tprt_world_destroy(world);
+}
+
 class EntryTest : public ::testing::TestWithParam<std::shared_ptr<Harness>> {};
 
 TEST_P(EntryTest, CollectivesSliceAndIndex) {

@@ -149,7 +149,7 @@ TEST(WorldTest, RankContextStartsWithTheTable) {
   const tprt_rt_table *table = *reinterpret_cast<const tprt_rt_table **>(ctx);
   EXPECT_EQ(table, tprt_rt_functions());
   EXPECT_EQ(table->abi_version, TPRT_RT_ABI_VERSION);
-  EXPECT_EQ(table->sgemm, &tprt_rt_sgemm);
+  EXPECT_EQ(table->gemm, &tprt_rt_gemm);
   EXPECT_EQ(table->axis_index, &tprt_rt_axis_index);
   // A bad axis list is an error kept in the context, not a crash.
   EXPECT_EQ(table->axis_index(ctx, 1 | (3 << 4)), 0);

@@ -570,6 +570,11 @@ int main(int argc, char **argv) {
   if (target != Target::CUDA &&
       (gpuArch.getNumOccurrences() || cudaToolkit.getNumOccurrences()))
     return fail("--gpu-arch and --cuda-toolkit apply to --target cuda");
+  if (cudaToolkit.getNumOccurrences() &&
+      !llvm::sys::fs::is_directory(cudaToolkit))
+    return fail("--cuda-toolkit '" + cudaToolkit +
+                "' is not a directory (a CUDA toolkit's root, with bin/ptxas "
+                "and bin/fatbinary)");
   if (!StringRef(gpuArch).starts_with("sm_"))
     return fail("--gpu-arch '" + gpuArch +
                 "' is not a CUDA architecture (sm_80, sm_90, ...)");

@@ -687,7 +687,7 @@ def ConvertCollectivesToRuntimePass
 }
 
 def ConvertGemmToBlasPass : Pass<"tp-convert-gemm-to-blas", "::mlir::ModuleOp"> {
-  let summary = "Contractions on buffers (matmuls, batch matmuls, attention's generics) become OpenBLAS GEMM calls through the runtime";
+  let summary = "Contractions on buffers (matmuls, batch matmuls, attention's generics) become GEMM calls through the runtime, with their epilogues";
   let description = [{
     Runs on buffers, after `tp-convert-collectives-to-runtime` (whose rank
     context, the first function argument, it passes along). The GEMM
@@ -698,17 +698,35 @@ def ConvertGemmToBlasPass : Pass<"tp-convert-gemm-to-blas", "::mlir::ModuleOp"> 
     and k loops must each be adjacent and in the same order in the operands
     that hold them, with one group innermost in each operand (A and B may be
     stored transposed, C may not); up to two batch loops, each with its own
-    stride per operand. This pass is the CPU's target for it: f32 GEMMs
-    become `tprt_rt_sgemm`, f16 and bf16 ones `tprt_rt_gemm_narrow` (f32
-    accumulation). The GEMM adds into C (`accumulate` 1), unless C is a
-    fresh buffer whose first use is a zero `linalg.fill` (as
-    `matmul(A, B, fill(0))` bufferizes) and nothing else uses it before the
-    GEMM (uses nested in later ops, such as a loop over C's rows, come
-    after): then the fill goes and the GEMM overwrites C (`accumulate` 0),
-    one pass over C less. Strided inputs are
-    copied to contiguous buffers; other contractions (strided outputs, other
-    element types, loops that do not form matrices) are left to the loop
-    lowering.
+    stride per operand. Each becomes `tprt_rt_gemm(ctx, &desc, A, B, C, D,
+    bias)`: D = act(op(A) op(B) + C + bias), its shape, strides, element type
+    (f32, or f16 and bf16 accumulated in f32) and epilogue in a constant
+    `tprt_gemm_desc` (a private global, one per distinct descriptor), which
+    the runtime runs with OpenBLAS on the CPU and cuBLAS or cuBLASLt on
+    CUDA.
+
+    The GEMM adds into its output (C is D), unless the output is a fresh
+    buffer whose first use is a zero `linalg.fill` (as `matmul(A, B,
+    fill(0))` bufferizes) and nothing else uses it before the GEMM (uses
+    nested in later ops, such as a loop over the rows, come after): then the
+    fill goes and C is left out (null), one pass over the output less.
+
+    With `epilogues` (as `--tp-lower-to-cuda` runs it), the loops around a
+    GEMM that its call can do go into it too:
+    - the loop just before it that writes its output from a bias (an input
+      read by the output's column dimensions only) and/or a residual (read
+      as the output is), as `tp-fold-addends-into-gemm` leaves them: the bias
+      becomes the call's bias (cuBLASLt's `BIAS` epilogue), the residual its
+      C (beta = 1, C apart from D);
+    - the elementwise loop just after it that computes GELU in its tanh form
+      from the GEMM's fresh output into another buffer of its shape
+      (recognised by evaluating its body across GELU's curve, whatever the
+      arrangement of its arithmetic): the call writes that buffer (`GELU`,
+      or `GELU_BIAS` with a bias), and the fresh buffer goes.
+
+    Strided inputs are copied to contiguous buffers; other contractions
+    (strided outputs, other element types, loops that do not form matrices)
+    are left to the loop lowering.
 
     Example:
 
@@ -717,13 +735,16 @@ def ConvertGemmToBlasPass : Pass<"tp-convert-gemm-to-blas", "::mlir::ModuleOp"> 
                   outs(%c : memref<16x128xf32>)
     ```
 
-    becomes (transA, transB, accumulate, M, N, K, A, lda, B, ldb, C, ldc,
-    then the batch sizes and strides)
+    becomes a descriptor of {dtype, trans_a, trans_b, epilogue, M, N, K,
+    lda, ldb, ldc, ldd, batch0, batch1, then the batch strides of A, B, C
+    and D} and a call:
 
     ```mlir
-    func.call @tprt_rt_sgemm(%ctx, %c0_i32, %c0_i32, %c1_i32, %c16, %c128,
-        %c512, %pa, %c512, %pb, %c128, %pc, %c128, %c1, %c1, %c0, %c0, %c0,
-        %c0, %c0, %c0) : (...) -> ()
+    llvm.mlir.global private constant @__tp_gemm_desc(dense<[0, 0, 0, 0, 16,
+        128, 512, 512, 128, 128, 128, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0]>
+        : tensor<21xi64>) : !llvm.array<21 x i64>
+    %desc = llvm.mlir.addressof @__tp_gemm_desc : !llvm.ptr
+    func.call @tprt_rt_gemm(%ctx, %desc, %pa, %pb, %pc, %pc, %null)
     ```
 
     and the per-head score contraction of attention,
@@ -737,7 +758,9 @@ def ConvertGemmToBlasPass : Pass<"tp-convert-gemm-to-blas", "::mlir::ModuleOp"> 
   }];
   let options = [
     Option<"narrowOnly", "narrow-only", "bool", /*default=*/"false",
-           "Convert only f16 and bf16 contractions; f32 ones stay loops">
+           "Convert only f16 and bf16 contractions; f32 ones stay loops">,
+    Option<"epilogues", "epilogues", "bool", /*default=*/"false",
+           "Fold the bias and residual loop before a GEMM and the GELU after it into its call">
   ];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect", "::mlir::func::FuncDialect",
                            "::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect"];

@@ -26,10 +26,19 @@
 #include "tp/Conversion/Common/Gemm.h"
 #include "tp/Conversion/Common/RuntimeCalls.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/AffineExpr.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+#include <cmath>
+#include <cstring>
 
 using namespace mlir;
 using namespace mlir::tp;
@@ -171,6 +180,7 @@ std::optional<Gemm> mlir::tp::matchGemm(linalg::LinalgOp op) {
   gemm.b = *b;
   gemm.c = *c;
   gemm.elementType = element;
+  gemm.columnDims = n.size();
   return gemm;
 }
 
@@ -210,6 +220,250 @@ linalg::FillOp zeroingFill(Value c, Operation *gemm) {
   return fill;
 }
 
+/// The buffer `value` views (through subviews, reshapes and casts).
+Value rootBuffer(Value value) {
+  while (Operation *def = value.getDefiningOp()) {
+    auto view = dyn_cast<ViewLikeOpInterface>(def);
+    if (!view)
+      break;
+    value = view.getViewSource();
+  }
+  return value;
+}
+
+bool hasIdentityLayout(Value buffer) {
+  auto type = dyn_cast<MemRefType>(buffer.getType());
+  return type && type.getLayout().isIdentity();
+}
+
+/// The loop that writes the addends of a GEMM's sum into C before the GEMM
+/// adds into it (tp-fold-addends-into-gemm's, after bufferization): a
+/// parallel linalg.generic over C's index space writing all of C, whose body
+/// yields one input or the sum of two; an input read as C is (same shape)
+/// is the residual, one read by C's column dimensions only the bias. Only
+/// ops without memory effects lie between it and the GEMM. A partial sum
+/// writes its addends on one member of its group (`scf.if %first { the
+/// loop } else { zero fill }`): then the call takes them where `condition`
+/// holds.
+struct Prologue {
+  Operation *op;
+  Value residual, bias, condition;
+};
+
+std::optional<Prologue> addendsLoop(linalg::GenericOp generic, Value c,
+                                    const Gemm &gemm) {
+  if (!generic || !generic.hasPureBufferSemantics() ||
+      generic.getNumDpsInits() != 1 || generic.getDpsInits()[0] != c ||
+      generic.getNumReductionLoops() != 0 || generic.getNumDpsInputs() == 0 ||
+      generic.getNumDpsInputs() > 2)
+    return std::nullopt;
+  auto cType = cast<MemRefType>(c.getType());
+  AffineMap out = generic.getIndexingMapsArray().back();
+  if (!out.isIdentity() || out.getNumDims() != cType.getRank())
+    return std::nullopt;
+  // The body: yield(x) or yield(x + y), x and y the inputs' arguments.
+  Block *body = generic.getBlock();
+  Value yielded = body->getTerminator()->getOperand(0);
+  SmallVector<Value> terms;
+  if (isa<BlockArgument>(yielded)) {
+    terms.push_back(yielded);
+  } else if (auto add = yielded.getDefiningOp<arith::AddFOp>();
+             add && add->getBlock() == body && &body->front() == add &&
+             add->getNextNode() == body->getTerminator()) {
+    terms = {add.getLhs(), add.getRhs()};
+  } else {
+    return std::nullopt;
+  }
+  if (static_cast<int64_t>(terms.size()) != generic.getNumDpsInputs() ||
+      (terms.size() == 2 && terms[0] == terms[1]))
+    return std::nullopt;
+  Prologue prologue{generic, nullptr, nullptr, nullptr};
+  unsigned rank = cType.getRank();
+  for (Value term : terms) {
+    auto arg = dyn_cast<BlockArgument>(term);
+    if (!arg || arg.getOwner() != body ||
+        arg.getArgNumber() >= generic.getNumDpsInputs())
+      return std::nullopt;
+    OpOperand *operand = generic.getDpsInputOperand(arg.getArgNumber());
+    Value input = operand->get();
+    auto type = dyn_cast<MemRefType>(input.getType());
+    if (!type || !hasIdentityLayout(input) ||
+        type.getElementType() != cType.getElementType())
+      return std::nullopt;
+    AffineMap map = generic.getMatchingIndexingMap(operand);
+    if (map.isIdentity() && type.getShape() == cType.getShape()) {
+      // A residual that overlaps C without being C would be read while the
+      // GEMM writes C.
+      if (prologue.residual ||
+          (input != c && rootBuffer(input) == rootBuffer(c)))
+        return std::nullopt;
+      prologue.residual = input;
+      continue;
+    }
+    // The bias: read by C's column dimensions, in order.
+    unsigned columns = gemm.columnDims;
+    if (prologue.bias || columns == 0 || map.getNumResults() != columns ||
+        type.getRank() != columns)
+      return std::nullopt;
+    for (unsigned i = 0; i < columns; ++i)
+      if (map.getResult(i) !=
+              getAffineDimExpr(rank - columns + i, map.getContext()) ||
+          type.getDimSize(i) != cType.getDimSize(rank - columns + i))
+        return std::nullopt;
+    prologue.bias = input;
+  }
+  return prologue;
+}
+
+std::optional<Prologue> addendsPrologue(Value c, Operation *gemmOp,
+                                        const Gemm &gemm) {
+  Operation *before = gemmOp->getPrevNode();
+  while (before && isMemoryEffectFree(before))
+    before = before->getPrevNode();
+  if (auto generic = dyn_cast_or_null<linalg::GenericOp>(before))
+    return addendsLoop(generic, c, gemm);
+  // The partial sum's form: the loop on one member, zeros on the others.
+  auto branch = dyn_cast_or_null<scf::IfOp>(before);
+  if (!branch || branch->getNumResults() != 0 || branch.getElseRegion().empty())
+    return std::nullopt;
+  Block *then = branch.thenBlock(), *otherwise = branch.elseBlock();
+  if (then->getOperations().size() != 2 ||
+      otherwise->getOperations().size() != 2)
+    return std::nullopt;
+  auto fill = dyn_cast<linalg::FillOp>(otherwise->front());
+  FloatAttr zero;
+  if (!fill || fill.getOutputs()[0] != c ||
+      !matchPattern(fill.getInputs()[0], m_Constant(&zero)) ||
+      !zero.getValue().isZero())
+    return std::nullopt;
+  std::optional<Prologue> prologue =
+      addendsLoop(dyn_cast<linalg::GenericOp>(then->front()), c, gemm);
+  // The residual must be defined outside the branch (it is read at the
+  // call); a residual that is C itself would read the other members' C.
+  if (!prologue || (prologue->residual && prologue->residual == c))
+    return std::nullopt;
+  for (Value v : {prologue->residual, prologue->bias})
+    if (v && !v.getParentRegion()->isProperAncestor(&branch.getThenRegion()) &&
+        v.getParentRegion() != branch->getParentRegion())
+      return std::nullopt;
+  prologue->op = branch;
+  prologue->condition = branch.getCondition();
+  return prologue;
+}
+
+/// GELU in its tanh form.
+double geluTanh(double x) {
+  return 0.5 * x *
+         (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+}
+
+/// The value `body` (a linalg body of one input) yields for input `x`,
+/// computed in double; nothing where it uses an op this evaluator does not
+/// know.
+std::optional<double> evaluateBody(Block *body, double x) {
+  llvm::DenseMap<Value, double> values;
+  values[body->getArgument(0)] = x;
+  auto valueOf = [&](Value v) -> std::optional<double> {
+    auto it = values.find(v);
+    if (it != values.end())
+      return it->second;
+    FloatAttr constant;
+    if (matchPattern(v, m_Constant(&constant)))
+      return constant.getValueAsDouble();
+    return std::nullopt;
+  };
+  for (Operation &op : body->without_terminator()) {
+    if (isa<arith::ConstantOp>(op))
+      continue;
+    SmallVector<double, 2> in;
+    for (Value operand : op.getOperands()) {
+      std::optional<double> v = valueOf(operand);
+      if (!v)
+        return std::nullopt;
+      in.push_back(*v);
+    }
+    std::optional<double> result;
+    StringRef name = op.getName().getStringRef();
+    if (in.size() == 2) {
+      if (name == "arith.addf")
+        result = in[0] + in[1];
+      else if (name == "arith.subf")
+        result = in[0] - in[1];
+      else if (name == "arith.mulf")
+        result = in[0] * in[1];
+      else if (name == "arith.divf")
+        result = in[0] / in[1];
+      else if (name == "math.powf")
+        result = std::pow(in[0], in[1]);
+    } else if (in.size() == 1) {
+      if (name == "arith.negf")
+        result = -in[0];
+      else if (name == "math.tanh")
+        result = std::tanh(in[0]);
+      else if (name == "math.sqrt")
+        result = std::sqrt(in[0]);
+      else if (name == "math.exp")
+        result = std::exp(in[0]);
+      else if (name == "math.erf")
+        result = std::erf(in[0]);
+    }
+    if (!result || op.getNumResults() != 1)
+      return std::nullopt;
+    values[op.getResult(0)] = *result;
+  }
+  return valueOf(body->getTerminator()->getOperand(0));
+}
+
+/// Whether `generic`'s body, a function of its one input, is GELU in its
+/// tanh form: checked by evaluating it on points across GELU's curve
+/// (GELU's erf form differs from it by up to 5e-4 there; the check allows
+/// 1e-6).
+bool isGeluTanh(linalg::GenericOp generic) {
+  Block *body = generic.getBlock();
+  if (body->getNumArguments() != 2 || !body->getArgument(1).use_empty())
+    return false;
+  for (double x : {-6.0, -3.0, -2.0, -1.5, -1.0, -0.7, -0.3, 0.0, 0.2, 0.6, 1.0,
+                   1.3, 2.0, 2.5, 4.0, 7.0}) {
+    std::optional<double> y = evaluateBody(body, x);
+    double expected = geluTanh(x);
+    if (!y || !(std::abs(*y - expected) <= 1e-6 * (1.0 + std::abs(expected))))
+      return false;
+  }
+  return true;
+}
+
+/// The GELU that reads the GEMM's output `c` and writes `out`: the first op
+/// with memory effects after the GEMM, an elementwise linalg.generic from
+/// `c` to a buffer of its shape, and `c` a fresh buffer nothing else reads
+/// but `prologue` (so the GEMM may write `out` instead).
+linalg::GenericOp geluConsumer(Value c, Operation *gemmOp,
+                               Operation *prologue) {
+  if (!c.getDefiningOp<memref::AllocOp>() &&
+      !c.getDefiningOp<memref::AllocaOp>())
+    return nullptr;
+  Operation *after = gemmOp->getNextNode();
+  while (after && isMemoryEffectFree(after))
+    after = after->getNextNode();
+  auto generic = dyn_cast_or_null<linalg::GenericOp>(after);
+  if (!generic || !generic.hasPureBufferSemantics() ||
+      generic.getNumDpsInputs() != 1 || generic.getNumDpsInits() != 1 ||
+      generic.getDpsInputs()[0] != c || generic.getNumReductionLoops() != 0)
+    return nullptr;
+  Value out = generic.getDpsInits()[0];
+  if (out.getType() != c.getType() || !hasIdentityLayout(out) ||
+      rootBuffer(out) == rootBuffer(c))
+    return nullptr;
+  for (AffineMap map : generic.getIndexingMapsArray())
+    if (!map.isIdentity())
+      return nullptr;
+  // Nothing but the GEMM, the GELU, its prologue and deallocations use c.
+  for (Operation *user : c.getUsers())
+    if (user != gemmOp && user != generic.getOperation() && user != prologue &&
+        !isa<memref::DeallocOp>(user))
+      return nullptr;
+  return isGeluTanh(generic) ? generic : nullptr;
+}
+
 } // namespace
 
 int64_t mlir::tp::convertGemms(func::FuncOp func, const GemmTarget &target) {
@@ -225,23 +479,188 @@ int64_t mlir::tp::convertGemms(func::FuncOp func, const GemmTarget &target) {
   int64_t converted = 0;
   for (auto &[op, gemm] : gemms) {
     Value c = op.getDpsInits()[0];
-    if (!cast<MemRefType>(c.getType()).getLayout().isIdentity())
+    if (!hasIdentityLayout(c))
       continue; // strided output: loops
     Location loc = op.getLoc();
     OpBuilder b(op);
+    GemmEpilogue epilogue{c, nullptr, false, c};
+    // C zeroed just before: the GEMM overwrites it.
     linalg::FillOp fill = zeroingFill(c, op);
+    if (fill)
+      epilogue.c = nullptr;
+    // The addends written into C before it, and a GELU after it, in the
+    // call.
+    std::optional<Prologue> prologue;
+    linalg::GenericOp gelu;
+    if (target.supportsEpilogues()) {
+      if (!fill)
+        prologue = addendsPrologue(c, op, gemm);
+      if (prologue) {
+        epilogue.c = prologue->residual;
+        epilogue.bias = prologue->bias;
+        epilogue.condition = prologue->condition;
+      }
+      // The GELU: only where C's old contents are not read, and not on a
+      // partial sum.
+      if ((!epilogue.c || epilogue.c != c) && !epilogue.condition)
+        if ((gelu = geluConsumer(
+                 c, op, prologue ? prologue->op : fill.getOperation()))) {
+          epilogue.gelu = true;
+          epilogue.d = gelu.getDpsInits()[0];
+        }
+    }
     Value a = contiguousBuffer(b, loc, op.getDpsInputs()[0]);
     Value bm = contiguousBuffer(b, loc, op.getDpsInputs()[1]);
-    target.emitGemm(b, loc, rankContext, gemm, a, bm, c,
-                    /*accumulate=*/!fill);
+    target.emitGemm(b, loc, rankContext, gemm, a, bm, epilogue);
     if (fill)
       fill->erase();
+    if (prologue)
+      prologue->op->erase();
+    if (gelu)
+      gelu->erase();
     if (a != op.getDpsInputs()[0])
       memref::DeallocOp::create(b, loc, a);
     if (bm != op.getDpsInputs()[1])
       memref::DeallocOp::create(b, loc, bm);
     op->erase();
+    // A buffer the GELU replaced, now only freed, goes.
+    if (gelu && llvm::all_of(c.getUsers(), [](Operation *user) {
+          return isa<memref::DeallocOp>(user);
+        })) {
+      for (Operation *user : llvm::make_early_inc_range(c.getUsers()))
+        user->erase();
+      c.getDefiningOp()->erase();
+    }
     ++converted;
   }
   return converted;
+}
+
+tprt_gemm_desc mlir::tp::gemmDescriptor(const Gemm &g,
+                                        const GemmEpilogue &epilogue) {
+  auto stride = [](const GemmOperand &v, unsigned i) -> int64_t {
+    return i < v.batchStrides.size() ? v.batchStrides[i] : 0;
+  };
+  int64_t dtype = g.elementType.isF16()    ? TPRT_F16
+                  : g.elementType.isBF16() ? TPRT_BF16
+                                           : TPRT_F32;
+  int64_t kind = (epilogue.bias ? TPRT_EPILOGUE_BIAS : 0) |
+                 (epilogue.gelu ? TPRT_EPILOGUE_GELU : 0);
+  return tprt_gemm_desc{dtype,
+                        g.a.transposed,
+                        g.b.transposed,
+                        kind,
+                        g.m,
+                        g.n,
+                        g.k,
+                        g.a.leadingDim,
+                        g.b.leadingDim,
+                        g.c.leadingDim,
+                        g.c.leadingDim,
+                        g.batchSize(0),
+                        g.batchSize(1),
+                        stride(g.a, 0),
+                        stride(g.a, 1),
+                        stride(g.b, 0),
+                        stride(g.b, 1),
+                        stride(g.c, 0),
+                        stride(g.c, 1),
+                        stride(g.c, 0),
+                        stride(g.c, 1)};
+}
+
+namespace {
+
+constexpr unsigned kDescFields = sizeof(tprt_gemm_desc) / sizeof(int64_t);
+static_assert(sizeof(tprt_gemm_desc) == kDescFields * sizeof(int64_t),
+              "tprt_gemm_desc is an array of int64_t");
+constexpr StringLiteral kDescPrefix = "__tp_gemm_desc_";
+
+} // namespace
+
+GemmDescriptors::GemmDescriptors(ModuleOp module) : module(module) {
+  for (auto global : module.getOps<LLVM::GlobalOp>())
+    if (global.getSymName().starts_with(kDescPrefix)) {
+      if (Attribute value = global.getValueAttr())
+        globals.try_emplace(value, global);
+      ++count;
+    }
+}
+
+LLVM::GlobalOp GemmDescriptors::globalFor(const tprt_gemm_desc &desc,
+                                          Location loc) {
+  MLIRContext *ctx = module.getContext();
+  Builder b(ctx);
+  int64_t fields[kDescFields];
+  std::memcpy(fields, &desc, sizeof(desc));
+  auto value = DenseElementsAttr::get(
+      RankedTensorType::get({kDescFields}, b.getI64Type()),
+      ArrayRef<int64_t>(fields, kDescFields));
+  LLVM::GlobalOp &global = globals[value];
+  if (global)
+    return global;
+  // A fresh name: `count` counts the descriptors' globals so far.
+  std::string name = (kDescPrefix + Twine(count++)).str();
+  while (SymbolTable::lookupSymbolIn(module, name))
+    name = (kDescPrefix + Twine(count++)).str();
+  OpBuilder builder = OpBuilder::atBlockBegin(module.getBody());
+  auto type = LLVM::LLVMArrayType::get(b.getI64Type(), kDescFields);
+  global = LLVM::GlobalOp::create(builder, loc, type, /*isConstant=*/true,
+                                  LLVM::Linkage::Private, name, value,
+                                  /*alignment=*/8);
+  return global;
+}
+
+void mlir::tp::emitGemmCall(OpBuilder &b, Location loc,
+                            GemmDescriptors &descriptors, Value rankContext,
+                            const tprt_gemm_desc &desc, Value a, Value bm,
+                            const GemmEpilogue &epilogue) {
+  Type ptr = LLVM::LLVMPointerType::get(b.getContext());
+  LLVM::GlobalOp global = descriptors.globalFor(desc, loc);
+  func::FuncOp callee =
+      declareRuntimeFunction(descriptors.getModule(), "tprt_rt_gemm",
+                             {ptr, ptr, ptr, ptr, ptr, ptr, ptr}, {});
+  Value null = LLVM::ZeroOp::create(b, loc, ptr);
+  auto pointer = [&](Value buffer) {
+    return buffer ? bufferPointer(b, loc, buffer) : null;
+  };
+  Value d = pointer(epilogue.d);
+  // Addends taken on one member only: null on the others.
+  auto addend = [&](Value buffer) {
+    Value p = buffer == epilogue.d ? d : pointer(buffer);
+    if (!buffer || !epilogue.condition)
+      return p;
+    return arith::SelectOp::create(b, loc, epilogue.condition, p, null)
+        .getResult();
+  };
+  Value address = LLVM::AddressOfOp::create(b, loc, global);
+  func::CallOp::create(b, loc, callee,
+                       ValueRange{rankContext, address, pointer(a), pointer(bm),
+                                  addend(epilogue.c), d,
+                                  addend(epilogue.bias)});
+}
+
+std::optional<GemmCall> mlir::tp::readGemmCall(func::CallOp call) {
+  if (call.getCallee() != "tprt_rt_gemm" || call.getNumOperands() != 7)
+    return std::nullopt;
+  auto address = call.getOperand(1).getDefiningOp<LLVM::AddressOfOp>();
+  if (!address)
+    return std::nullopt;
+  auto global = SymbolTable::lookupNearestSymbolFrom<LLVM::GlobalOp>(
+      call, address.getGlobalNameAttr());
+  auto value =
+      global ? dyn_cast_or_null<DenseIntElementsAttr>(global.getValueAttr())
+             : nullptr;
+  if (!value || value.getNumElements() != kDescFields)
+    return std::nullopt;
+  int64_t fields[kDescFields];
+  unsigned i = 0;
+  for (const APInt &field : value.getValues<APInt>())
+    fields[i++] = field.getSExtValue();
+  GemmCall out;
+  std::memcpy(&out.desc, fields, sizeof(out.desc));
+  auto present = [](Value v) { return !v.getDefiningOp<LLVM::ZeroOp>(); };
+  out.hasC = present(call.getOperand(4));
+  out.hasBias = present(call.getOperand(6));
+  return out;
 }

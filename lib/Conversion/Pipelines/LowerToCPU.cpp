@@ -32,13 +32,18 @@ void mlir::tp::buildLowerToCPUPipeline(OpPassManager &pm,
   front.fuse = !options.reference;
   // The emulated GPU mapping maps what the CUDA lowering sees.
   front.fuseReductions = !options.reference && !options.emulateGpuMapping;
-  front.approximateMath = !options.reference;
+  // The CUDA lowering keeps libdevice's exact math (and its GELU a GEMM
+  // epilogue can take).
+  front.approximateMath = !options.reference && !options.emulateGpuMapping;
   front.freeEarly = !options.reference;
   addBufferFrontPasses(pm, front);
   // The reference keeps f16/bf16 GEMMs as calls: their contract is f32
   // accumulation, which loops on narrow memrefs would not honour.
   ConvertGemmToBlasPassOptions gemm;
   gemm.narrowOnly = options.reference;
+  // As the CUDA lowering: the bias, residual and GELU loops around a GEMM
+  // go into its call (the runtime's CPU epilogues check what cuBLASLt's do).
+  gemm.epilogues = options.emulateGpuMapping;
   pm.addPass(createConvertGemmToBlasPass(gemm));
   // The entry points' own buffers in one arena the session allocates once:
   // after the GEMM matcher, which folds ops into a GEMM whose output is a

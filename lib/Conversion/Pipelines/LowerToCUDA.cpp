@@ -31,9 +31,12 @@ void mlir::tp::buildLowerToCUDAPipeline(OpPassManager &pm,
   front.maxFunctionOps = options.maxFunctionOps;
   front.fuse = true;
   addBufferFrontPasses(pm, front);
-  // GEMMs: the shared recogniser, the same entry points; the CUDA runtime
-  // runs them with cuBLAS on the rank's stream.
-  pm.addPass(createConvertGemmToBlasPass());
+  // GEMMs: the shared recogniser, the same entry point; the CUDA runtime
+  // runs them with cuBLAS on the rank's stream, or cuBLASLt with the bias,
+  // residual and GELU loops around them folded in as epilogues.
+  ConvertGemmToBlasPassOptions gemms;
+  gemms.epilogues = true;
+  pm.addPass(createConvertGemmToBlasPass(gemms));
   // Device buffers: every copy a kernel, constants uploaded, then every
   // other linalg op a kernel.
   LowerStridedCopiesPassOptions copies;

@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tp/Conversion/Common/Gemm.h"
 #include "tp/Conversion/Passes.h"
 #include "tp/Dialect/TP/IR/TPDialect.h"
 #include "tp/Dialect/TP/Transforms/CostModel.h"
@@ -150,38 +151,33 @@ struct ReportKernelsPass
       auto call = dyn_cast<func::CallOp>(op);
       if (!call)
         return WalkResult::advance();
-      StringRef callee = call.getCallee();
-      bool narrow = callee == "tprt_rt_gemm_narrow";
-      if (callee == "tprt_rt_sgemm" || narrow) {
-        // (ctx, [dtype,] trans_a, trans_b, accumulate, m, n, k, a, lda, b,
-        // ldb, c, ldc, batch0, batch1, strides...)
-        unsigned at = narrow ? 2 : 1;
-        if (call.getNumOperands() < at + 14)
-          return WalkResult::advance();
-        int64_t accumulate = constantOf(call.getOperand(at + 2));
-        int64_t m = constantOf(call.getOperand(at + 3)),
-                n = constantOf(call.getOperand(at + 4)),
-                k = constantOf(call.getOperand(at + 5)),
-                batch = constantOf(call.getOperand(at + 12)) *
-                        constantOf(call.getOperand(at + 13));
+      if (std::optional<GemmCall> gemm = readGemmCall(call)) {
+        const tprt_gemm_desc &g = gemm->desc;
+        int64_t batch = g.batch0 * g.batch1;
+        bool narrow = g.dtype != TPRT_F32;
         own.gemms += 1;
         os << prefix << "   gemm " << gemmIndex++ << ": ";
-        if (m < 0 || n < 0 || k < 0 || batch < 0) {
-          os << "sizes not constant\n";
-          return WalkResult::advance();
-        }
         double element = narrow ? 2 : 4;
-        double flops = 2.0 * m * n * k * batch;
-        double bytes = element * batch *
-                       (m * k + k * n + m * n * (accumulate == 1 ? 2 : 1));
+        double flops = 2.0 * g.m * g.n * g.k * batch;
+        // A and B read, D written, C read where there is one, the bias.
+        double bytes = element * (batch * (g.m * g.k + g.k * g.n +
+                                           g.m * g.n * (gemm->hasC ? 2 : 1)) +
+                                  (gemm->hasBias ? g.n : 0));
         Builder b(call.getContext());
         Type type = narrow ? Type(b.getBF16Type()) : Type(b.getF32Type());
         double seconds = std::max(machine.gemmSeconds(flops, type),
                                   machine.memorySeconds(bytes));
         own.gemmSeconds += seconds;
-        os << m << " x " << n << " x " << k << (narrow ? " 16-bit" : " f32");
+        os << g.m << " x " << g.n << " x " << g.k
+           << (narrow ? " 16-bit" : " f32");
         if (batch != 1)
           os << ", batch " << batch;
+        if (gemm->hasC && call.getOperand(4) != call.getOperand(5))
+          os << ", + residual";
+        if (gemm->hasBias)
+          os << ", + bias";
+        if (g.epilogue & TPRT_EPILOGUE_GELU)
+          os << ", GELU";
         os << ", " << flopText(flops) << ", " << bytesText(bytes) << ": "
            << microseconds(seconds) << "\n";
         return WalkResult::advance();

@@ -391,12 +391,52 @@ TPRT_API void tprt_rt_all_to_all(tprt_rank_context *ctx, const void *in,
 TPRT_API void tprt_rt_all_slice(tprt_rank_context *ctx, const void *in,
                                 void *out, const int64_t *shape, int32_t rank,
                                 int32_t dim, int32_t dtype, int64_t axes);
-/* C += op(A) * op(B) (or, when `accumulate` is 0, C = op(A) * op(B), C's
- * old contents unread), row-major f32 (OpenBLAS sgemm), for every entry of
- * a batch of up to two levels (batch0 x batch1; 1 for none): entry (i, j)
- * starts at a + i*stride_a0 + j*stride_a1 (same for b and c). op transposes
- * when trans_a / trans_b is 1; lda, ldb, ldc are the row strides of the
- * stored matrices. */
+/* The GEMMs compiled programs run, described by a constant of the program
+ * (one per call site: its content is the shape the CUDA backend caches its
+ * cuBLASLt plan under). Every field is an int64_t, so that a compiler
+ * writes it as an array. Row-major matrices of `dtype` (TPRT_F32, TPRT_F16
+ * or TPRT_BF16; the narrow ones accumulate in f32): op(A) is m x k (A
+ * stored k x m when trans_a is 1), op(B) k x n, C and D m x n; lda ... ldd
+ * are the stored matrices' row strides. A batch of up to two levels
+ * (batch0 x batch1; 1 for none): entry (i, j) of X starts at
+ * x + i * stride_x0 + j * stride_x1. */
+typedef enum tprt_gemm_epilogue {
+  TPRT_EPILOGUE_NONE = 0,
+  /* + bias[col]: a vector of n entries of `dtype`, the same for every row
+   * and every entry of the batch. */
+  TPRT_EPILOGUE_BIAS = 1,
+  /* GELU in its tanh form, 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))),
+   * applied last. */
+  TPRT_EPILOGUE_GELU = 2,
+  TPRT_EPILOGUE_BIAS_GELU = 3,
+  TPRT_EPILOGUE_RANGE_MIN_ = -2147483647 - 1,
+  TPRT_EPILOGUE_RANGE_MAX_ = 2147483647,
+} tprt_gemm_epilogue;
+
+typedef struct tprt_gemm_desc {
+  int64_t dtype;
+  int64_t trans_a, trans_b;
+  int64_t epilogue; /* tprt_gemm_epilogue */
+  int64_t m, n, k;
+  int64_t lda, ldb, ldc, ldd;
+  int64_t batch0, batch1;
+  int64_t stride_a0, stride_a1, stride_b0, stride_b1;
+  int64_t stride_c0, stride_c1, stride_d0, stride_d1;
+} tprt_gemm_desc;
+
+/* D = act(op(A) op(B) + C + bias), act and the bias as `desc->epilogue`
+ * says: C is left out when `c` is NULL (D's old contents unread), the bias
+ * when `bias` is NULL (a partial sum adds its addends on one member of its
+ * reduction only). `c` may be `d` (D += op(A) op(B)), else it must not
+ * overlap D. On the CPU, OpenBLAS's sgemm (narrow matrices widened to f32,
+ * D rounded back once); on CUDA, cuBLAS, or cuBLASLt with its epilogue
+ * where there is one, or C is not D. */
+TPRT_API void tprt_rt_gemm(tprt_rank_context *ctx, const tprt_gemm_desc *desc,
+                           const void *a, const void *b, const void *c,
+                           void *d, const void *bias);
+/* Shorthands of tprt_rt_gemm without an epilogue: C += op(A) op(B) (or, when
+ * `accumulate` is 0, C = op(A) op(B)) on f32, and on f16 (dtype TPRT_F16)
+ * or bf16 (TPRT_BF16) storage. */
 TPRT_API void tprt_rt_sgemm(tprt_rank_context *ctx, int32_t trans_a,
                             int32_t trans_b, int32_t accumulate, int64_t m,
                             int64_t n, int64_t k, const float *a, int64_t lda,
@@ -405,9 +445,6 @@ TPRT_API void tprt_rt_sgemm(tprt_rank_context *ctx, int32_t trans_a,
                             int64_t stride_a1, int64_t stride_b0,
                             int64_t stride_b1, int64_t stride_c0,
                             int64_t stride_c1);
-/* The same GEMM on f16 (dtype TPRT_F16) or bf16 (TPRT_BF16) storage,
- * accumulated in f32: each matrix is widened, multiplied by sgemm, and C is
- * rounded back once. */
 TPRT_API void tprt_rt_gemm_narrow(
     tprt_rank_context *ctx, int32_t dtype, int32_t trans_a, int32_t trans_b,
     int32_t accumulate, int64_t m, int64_t n, int64_t k, const void *a,
@@ -458,7 +495,7 @@ TPRT_API int64_t tprt_pack_axes(const tprt_axes *axes);
  * their offsets in this struct; a program records the ABI version it was
  * compiled for in its manifest and loads only into a runtime of that
  * version. New entry points are appended (and bump the version). */
-#define TPRT_RT_ABI_VERSION 4
+#define TPRT_RT_ABI_VERSION 5
 
 typedef struct tprt_rt_table {
   int64_t abi_version; /* TPRT_RT_ABI_VERSION */
@@ -474,15 +511,6 @@ typedef struct tprt_rt_table {
   void (*all_slice)(tprt_rank_context *, const void *, void *, const int64_t *,
                     int32_t, int32_t, int32_t, int64_t);
   int64_t (*axis_index)(tprt_rank_context *, int64_t);
-  /* Version 3: `accumulate` after trans_b. */
-  void (*sgemm)(tprt_rank_context *, int32_t, int32_t, int32_t, int64_t,
-                int64_t, int64_t, const float *, int64_t, const float *,
-                int64_t, float *, int64_t, int64_t, int64_t, int64_t, int64_t,
-                int64_t, int64_t, int64_t, int64_t);
-  void (*gemm_narrow)(tprt_rank_context *, int32_t, int32_t, int32_t, int32_t,
-                      int64_t, int64_t, int64_t, const void *, int64_t,
-                      const void *, int64_t, void *, int64_t, int64_t, int64_t,
-                      int64_t, int64_t, int64_t, int64_t, int64_t, int64_t);
   /* Version 2. */
   void *(*alloc)(tprt_rank_context *, int64_t);
   void (*free)(tprt_rank_context *, void *);
@@ -493,6 +521,9 @@ typedef struct tprt_rt_table {
   /* Version 4. */
   void (*index_error)(tprt_rank_context *, int64_t, int64_t, const char *);
   int32_t (*fill_once)(tprt_rank_context *, void *);
+  /* Version 5: tprt_rt_gemm, in place of sgemm and gemm_narrow. */
+  void (*gemm)(tprt_rank_context *, const tprt_gemm_desc *, const void *,
+               const void *, const void *, void *, const void *);
 } tprt_rt_table;
 
 /* This runtime's table (the one its rank contexts point to). */

@@ -30,6 +30,9 @@ tprt_status tprt::cuda::loadDriver(const Driver **) {
 tprt_status tprt::cuda::loadCublas(const Cublas **) {
   return builtWithoutCuda();
 }
+tprt_status tprt::cuda::loadCublasLt(const CublasLt **) {
+  return builtWithoutCuda();
+}
 tprt_status tprt::cuda::loadNccl(const Nccl **) { return builtWithoutCuda(); }
 
 #else
@@ -120,6 +123,13 @@ tprt_status Cublas::error(cublasStatus_t status,
                      cublasGetStatusString(status), ")");
 }
 
+tprt_status CublasLt::error(cublasStatus_t status,
+                            const std::string &call) const {
+  return tprt::error(TPRT_INTERNAL, call,
+                     " failed: ", cublasLtGetStatusName(status), " (",
+                     cublasLtGetStatusString(status), ")");
+}
+
 tprt_status Nccl::error(ncclResult_t result, const std::string &call) const {
   return tprt::error(TPRT_INTERNAL, call,
                      " failed: ", ncclGetErrorString(result));
@@ -181,6 +191,21 @@ tprt_status tprt::cuda::loadCublas(const Cublas **cublas) {
         });
   });
   return result(loaded, cublas);
+}
+
+tprt_status tprt::cuda::loadCublasLt(const CublasLt **cublasLt) {
+  static Loaded<CublasLt> loaded;
+  std::call_once(loaded.once, [] {
+    openTable(
+        loaded, {"libcublasLt.so.13"}, "cuBLASLt 13 not found",
+        [](void *handle, CublasLt &c, std::string &missing) {
+#define TPRT_RESOLVE(name) resolve(handle, TPRT_XSTR(name), c.name, missing);
+          TPRT_CUBLASLT_FUNCTIONS(TPRT_RESOLVE)
+#undef TPRT_RESOLVE
+        },
+        [](Loaded<CublasLt> &) {});
+  });
+  return result(loaded, cublasLt);
 }
 
 tprt_status tprt::cuda::loadNccl(const Nccl **nccl) {

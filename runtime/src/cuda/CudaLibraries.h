@@ -24,6 +24,7 @@
 #include "tprt/tprt.h"
 
 #ifdef TPRT_HAS_CUDA_HEADERS
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda.h>
 #include <nccl.h>
@@ -126,6 +127,28 @@ struct Cublas {
   tprt_status error(cublasStatus_t status, const std::string &call) const;
 };
 
+/// The cuBLASLt entry points the runtime uses (GEMMs with an epilogue).
+struct CublasLt {
+#define TPRT_CUBLASLT_FUNCTIONS(X)                                             \
+  X(cublasLtGetStatusName)                                                     \
+  X(cublasLtGetStatusString)                                                   \
+  X(cublasLtCreate)                                                            \
+  X(cublasLtDestroy)                                                           \
+  X(cublasLtMatmulDescCreate)                                                  \
+  X(cublasLtMatmulDescDestroy)                                                 \
+  X(cublasLtMatmulDescSetAttribute)                                            \
+  X(cublasLtMatrixLayoutCreate)                                                \
+  X(cublasLtMatrixLayoutDestroy)                                               \
+  X(cublasLtMatrixLayoutSetAttribute)                                          \
+  X(cublasLtMatmulPreferenceCreate)                                            \
+  X(cublasLtMatmulPreferenceDestroy)                                           \
+  X(cublasLtMatmulPreferenceSetAttribute)                                      \
+  X(cublasLtMatmulAlgoGetHeuristic)                                            \
+  X(cublasLtMatmul)
+  TPRT_CUBLASLT_FUNCTIONS(TPRT_CUDA_MEMBER)
+  tprt_status error(cublasStatus_t status, const std::string &call) const;
+};
+
 /// The NCCL entry points the runtime uses.
 struct Nccl {
 #define TPRT_NCCL_FUNCTIONS(X)                                                 \
@@ -156,6 +179,7 @@ struct Nccl {
 
 struct Driver {};
 struct Cublas {};
+struct CublasLt {};
 struct Nccl {};
 
 #endif // TPRT_HAS_CUDA_HEADERS
@@ -166,6 +190,8 @@ struct Nccl {};
 tprt_status loadDriver(const Driver **driver);
 /// cuBLAS, with its version read (needs no GPU); loaded once per process.
 tprt_status loadCublas(const Cublas **cublas);
+/// cuBLASLt (libcublasLt.so.13), loaded once per process.
+tprt_status loadCublasLt(const CublasLt **cublasLt);
 /// NCCL, with its version read (needs no GPU); loaded once per process.
 tprt_status loadNccl(const Nccl **nccl);
 

@@ -50,6 +50,16 @@ tprt_status CudaRank::check(cublasStatus_t result, const char *call) const {
   return named;
 }
 
+tprt_status CudaRank::checkLt(cublasStatus_t result, const char *call) const {
+  if (result == CUBLAS_STATUS_SUCCESS)
+    return nullptr;
+  tprt_status status = lt->error(result, call);
+  tprt_status named = error(tprt_status_code(status), "rank ", rank, " (GPU ",
+                            ordinal, "): ", tprt_status_message(status));
+  tprt_status_free(status);
+  return named;
+}
+
 tprt_status CudaRank::wait(const tprt_communicator *comm) const {
   for (auto pause = std::chrono::microseconds(2);;
        pause = std::min(pause * 2, std::chrono::microseconds(200))) {
@@ -261,6 +271,17 @@ void tprt::cuda::destroyRank(CudaRank &rank) {
     rank.cu->cuStreamSynchronize(rank.stream);
   if (rank.handle)
     rank.blas->cublasDestroy(rank.handle);
+  for (auto &[key, plan] : rank.ltPlans) {
+    for (cublasLtMatrixLayout_t layout : {plan.a, plan.b, plan.c, plan.d})
+      if (layout)
+        rank.lt->cublasLtMatrixLayoutDestroy(layout);
+    if (plan.op)
+      rank.lt->cublasLtMatmulDescDestroy(plan.op);
+  }
+  if (rank.ltWorkspace)
+    rank.cu->cuMemFree(rank.ltWorkspace);
+  if (rank.ltHandle)
+    rank.lt->cublasLtDestroy(rank.ltHandle);
   for (auto &[key, module] : rank.modules)
     rank.cu->cuModuleUnload(module);
   for (const CudaRank::Timed &t : rank.spans)
@@ -490,47 +511,262 @@ tprt_status gemm(CudaRank &r, cudaDataType type, cublasComputeType_t compute,
                  "cublasGemmBatchedEx");
 }
 
-void cudaSgemm(tprt_rank_context *ctx, int32_t transA, int32_t transB,
-               int32_t accumulate, int64_t m, int64_t n, int64_t k,
-               const float *a, int64_t lda, const float *b, int64_t ldb,
-               float *c, int64_t ldc, int64_t batch0, int64_t batch1,
-               int64_t strideA0, int64_t strideA1, int64_t strideB0,
-               int64_t strideB1, int64_t strideC0, int64_t strideC1) {
-  Clock::time_point start = Clock::now();
-  CudaRank::Span span = rankOf(ctx).begin(CudaRank::Gemm);
-  guarded(ctx, [&] {
-    return gemm(rankOf(ctx), CUDA_R_32F,
-                computeType(CUDA_R_32F, ctx->matmulPrecision), sizeof(float),
-                transA, transB, accumulate, m, n, k, a, lda, b, ldb, c, ldc,
-                batch0, batch1, strideA0, strideA1, strideB0, strideB1,
-                strideC0, strideC1);
-  });
-  rankOf(ctx).end(span);
-  // Enqueue time: the GEMM itself runs on the stream (its device time is the
-  // span's).
-  recordGemm(ctx, start, batch0 * batch1 * m * n * k);
+/// cuBLASLt's workspace per rank: what NVIDIA advises for Hopper, room for
+/// the split-K and stream-K algorithms its heuristic picks.
+constexpr size_t kLtWorkspaceBytes = size_t(32) << 20;
+
+/// The largest power of two (up to 256) that divides `p`'s address: the
+/// alignment cuBLASLt's heuristic may assume of a matrix.
+int64_t alignmentOf(const void *p) {
+  auto address = reinterpret_cast<uintptr_t>(p);
+  int64_t align = 256;
+  while (align > 1 && address % static_cast<uintptr_t>(align))
+    align /= 2;
+  return align;
 }
 
-void cudaGemmNarrow(tprt_rank_context *ctx, int32_t dtype, int32_t transA,
-                    int32_t transB, int32_t accumulate, int64_t m, int64_t n,
-                    int64_t k, const void *a, int64_t lda, const void *b,
-                    int64_t ldb, void *c, int64_t ldc, int64_t batch0,
-                    int64_t batch1, int64_t strideA0, int64_t strideA1,
-                    int64_t strideB0, int64_t strideB1, int64_t strideC0,
-                    int64_t strideC1) {
+/// cuBLASLt opened and its handle and workspace made (on the first GEMM that
+/// needs it).
+tprt_status startLt(CudaRank &r) {
+  if (r.ltHandle)
+    return nullptr;
+  if (!r.lt)
+    if (tprt_status s = loadCublasLt(&r.lt))
+      return s;
+  if (tprt_status s =
+          r.checkLt(r.lt->cublasLtCreate(&r.ltHandle), "cublasLtCreate"))
+    return s;
+  return r.check(r.cu->cuMemAlloc(&r.ltWorkspace, kLtWorkspaceBytes),
+                 "cuMemAlloc (cuBLASLt workspace)");
+}
+
+/// The plan of one GEMM of `g`'s shape (batch `count`, strides `strides`
+/// of A, B, C, D) with C and the bias present or not, made on first use:
+/// cuBLASLt's descriptors of the column-major GEMM D^T = op(B)^T op(A)^T
+/// (which reads row-major memory as tprt_rt_gemm says), and the algorithm
+/// its heuristic ranks first within the workspace.
+tprt_status ltPlan(CudaRank &r, const tprt_gemm_desc &g, cudaDataType type,
+                   cublasComputeType_t compute, int64_t count,
+                   const int64_t strides[4], bool hasC, bool hasBias,
+                   const int64_t alignments[5], const CudaRank::LtPlan **out) {
+  std::vector<int64_t> key = {
+      g.dtype, g.trans_a,  g.trans_b,  g.epilogue, g.m,       g.n,  g.k,
+      g.lda,   g.ldb,      g.ldc,      g.ldd,      count,     hasC, hasBias,
+      compute, strides[0], strides[1], strides[2], strides[3]};
+  key.insert(key.end(), alignments, alignments + 5);
+  auto found = r.ltPlans.find(key);
+  if (found != r.ltPlans.end()) {
+    *out = &found->second;
+    return nullptr;
+  }
+  CudaRank::LtPlan plan;
+  const CublasLt &lt = *r.lt;
+  auto keep = [&](tprt_status s) {
+    if (s) {
+      for (cublasLtMatrixLayout_t layout : {plan.a, plan.b, plan.c, plan.d})
+        if (layout)
+          lt.cublasLtMatrixLayoutDestroy(layout);
+      if (plan.op)
+        lt.cublasLtMatmulDescDestroy(plan.op);
+    }
+    return s;
+  };
+  if (tprt_status s =
+          r.checkLt(lt.cublasLtMatmulDescCreate(&plan.op, compute, CUDA_R_32F),
+                    "cublasLtMatmulDescCreate"))
+    return s;
+  // cuBLASLt's A is our B, its B our A (column-major, transposed product).
+  cublasOperation_t opA = g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasOperation_t opB = g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
+  bool gelu = g.epilogue & TPRT_EPILOGUE_GELU;
+  if (hasBias)
+    epilogue = gelu ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_BIAS;
+  else if (gelu)
+    epilogue = CUBLASLT_EPILOGUE_GELU;
+  auto setOp = [&](cublasLtMatmulDescAttributes_t attribute, const void *value,
+                   size_t bytes) {
+    return r.checkLt(
+        lt.cublasLtMatmulDescSetAttribute(plan.op, attribute, value, bytes),
+        "cublasLtMatmulDescSetAttribute");
+  };
+  if (tprt_status s = setOp(CUBLASLT_MATMUL_DESC_TRANSA, &opA, sizeof(opA)))
+    return keep(s);
+  if (tprt_status s = setOp(CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof(opB)))
+    return keep(s);
+  if (tprt_status s =
+          setOp(CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)))
+    return keep(s);
+  // Stored (column-major) shapes: rows x cols, leading dimension.
+  auto layout = [&](cublasLtMatrixLayout_t *made, int64_t rows, int64_t cols,
+                    int64_t ld, int64_t stride) -> tprt_status {
+    if (tprt_status s = r.checkLt(lt.cublasLtMatrixLayoutCreate(
+                                      made, type, static_cast<uint64_t>(rows),
+                                      static_cast<uint64_t>(cols), ld),
+                                  "cublasLtMatrixLayoutCreate"))
+      return s;
+    if (count == 1)
+      return nullptr;
+    int32_t batch = static_cast<int32_t>(count);
+    if (tprt_status s = r.checkLt(lt.cublasLtMatrixLayoutSetAttribute(
+                                      *made, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
+                                      &batch, sizeof(batch)),
+                                  "cublasLtMatrixLayoutSetAttribute"))
+      return s;
+    return r.checkLt(lt.cublasLtMatrixLayoutSetAttribute(
+                         *made, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                         &stride, sizeof(stride)),
+                     "cublasLtMatrixLayoutSetAttribute");
+  };
+  if (tprt_status s = layout(&plan.a, g.trans_b ? g.k : g.n,
+                             g.trans_b ? g.n : g.k, g.ldb, strides[1]))
+    return keep(s);
+  if (tprt_status s = layout(&plan.b, g.trans_a ? g.m : g.k,
+                             g.trans_a ? g.k : g.m, g.lda, strides[0]))
+    return keep(s);
+  if (tprt_status s = layout(&plan.c, g.n, g.m, hasC ? g.ldc : g.ldd,
+                             hasC ? strides[2] : strides[3]))
+    return keep(s);
+  if (tprt_status s = layout(&plan.d, g.n, g.m, g.ldd, strides[3]))
+    return keep(s);
+  cublasLtMatmulPreference_t preference = nullptr;
+  if (tprt_status s = r.checkLt(lt.cublasLtMatmulPreferenceCreate(&preference),
+                                "cublasLtMatmulPreferenceCreate"))
+    return keep(s);
+  uint64_t workspace = kLtWorkspaceBytes;
+  uint32_t align[4] = {static_cast<uint32_t>(alignments[1]),
+                       static_cast<uint32_t>(alignments[0]),
+                       static_cast<uint32_t>(alignments[2]),
+                       static_cast<uint32_t>(alignments[3])};
+  cublasStatus_t set = lt.cublasLtMatmulPreferenceSetAttribute(
+      preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace,
+      sizeof(workspace));
+  const cublasLtMatmulPreferenceAttributes_t alignAttributes[4] = {
+      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
+      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
+      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
+  for (int i = 0; i < 4 && set == CUBLAS_STATUS_SUCCESS; ++i)
+    set = lt.cublasLtMatmulPreferenceSetAttribute(
+        preference, alignAttributes[i], &align[i], sizeof(align[i]));
+  cublasLtMatmulHeuristicResult_t result{};
+  int found_count = 0;
+  if (set == CUBLAS_STATUS_SUCCESS) {
+    // The bias pointer's alignment matters to the heuristic too: a stand-in
+    // of the same alignment (it is not read).
+    if (hasBias) {
+      auto stand = static_cast<uintptr_t>(alignments[4]);
+      const void *bias = reinterpret_cast<const void *>(stand);
+      setOp(CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias));
+    }
+    set = lt.cublasLtMatmulAlgoGetHeuristic(r.ltHandle, plan.op, plan.a, plan.b,
+                                            plan.c, plan.d, preference, 1,
+                                            &result, &found_count);
+  }
+  lt.cublasLtMatmulPreferenceDestroy(preference);
+  if (tprt_status s = r.checkLt(set, "cublasLtMatmulAlgoGetHeuristic"))
+    return keep(s);
+  if (found_count < 1 || result.state != CUBLAS_STATUS_SUCCESS)
+    return keep(error(TPRT_UNAVAILABLE, "rank ", r.rank, " (GPU ", r.ordinal,
+                      "): cuBLASLt has no algorithm for a GEMM of ", g.m, " x ",
+                      g.n, " x ", g.k, " (batch ", count, ", epilogue ",
+                      g.epilogue, ") on this device"));
+  plan.algo = result.algo;
+  plan.workspace = result.workspaceSize;
+  *out = &r.ltPlans.emplace(std::move(key), plan).first->second;
+  return nullptr;
+}
+
+/// A GEMM through cuBLASLt: with its epilogue (bias, GELU), and with C apart
+/// from D. One call per batch where one stride spans it, else one per entry
+/// of its outer level.
+tprt_status ltGemm(CudaRank &r, const tprt_gemm_desc &g, cudaDataType type,
+                   cublasComputeType_t compute, size_t elemSize, const void *a,
+                   const void *b, const void *c, void *d, const void *bias) {
+  if (tprt_status s = startLt(r))
+    return s;
+  int64_t count = g.batch0 * g.batch1, outer = 1;
+  int64_t strides[4] = {g.stride_a1, g.stride_b1, g.stride_c1, g.stride_d1};
+  if (g.batch1 == 1) {
+    int64_t outerStrides[4] = {g.stride_a0, g.stride_b0, g.stride_c0,
+                               g.stride_d0};
+    std::copy(outerStrides, outerStrides + 4, strides);
+  } else if (g.batch0 != 1 && !(g.stride_a0 == g.batch1 * g.stride_a1 &&
+                                g.stride_b0 == g.batch1 * g.stride_b1 &&
+                                g.stride_c0 == g.batch1 * g.stride_c1 &&
+                                g.stride_d0 == g.batch1 * g.stride_d1)) {
+    outer = g.batch0;
+    count = g.batch1;
+  }
+  if (count > INT_MAX)
+    return error(TPRT_INVALID_ARGUMENT, "rank ", r.rank, ": GEMM batch of ",
+                 count, " does not fit cuBLASLt's int");
+  int64_t alignments[5] = {alignmentOf(a), alignmentOf(b),
+                           alignmentOf(c ? c : d), alignmentOf(d),
+                           alignmentOf(bias)};
+  const CudaRank::LtPlan *plan = nullptr;
+  if (tprt_status s = ltPlan(r, g, type, compute, count, strides, c, bias,
+                             alignments, &plan))
+    return s;
+  if (bias)
+    if (tprt_status s =
+            r.checkLt(r.lt->cublasLtMatmulDescSetAttribute(
+                          plan->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
+                          sizeof(bias)),
+                      "cublasLtMatmulDescSetAttribute"))
+      return s;
+  const float one = 1.0f, beta = c ? 1.0f : 0.0f;
+  auto at = [&](const void *base, int64_t i, int64_t stride) {
+    return static_cast<const char *>(base) +
+           i * stride * static_cast<int64_t>(elemSize);
+  };
+  for (int64_t i = 0; i < outer; ++i) {
+    void *di = const_cast<char *>(at(d, i, g.stride_d0));
+    const void *ci = c ? at(c, i, g.stride_c0) : di;
+    if (tprt_status s = r.checkLt(
+            r.lt->cublasLtMatmul(
+                r.ltHandle, plan->op, &one, at(b, i, g.stride_b0), plan->a,
+                at(a, i, g.stride_a0), plan->b, &beta, ci, plan->c, di, plan->d,
+                &plan->algo, reinterpret_cast<void *>(r.ltWorkspace),
+                plan->workspace, reinterpret_cast<cudaStream_t>(r.stream)),
+            "cublasLtMatmul"))
+      return s;
+  }
+  return nullptr;
+}
+
+/// tprt_rt_gemm on a GPU rank: cuBLAS where there is no epilogue and C is
+/// D (or absent), cuBLASLt otherwise.
+void cudaGemm(tprt_rank_context *ctx, const tprt_gemm_desc *desc, const void *a,
+              const void *b, const void *c, void *d, const void *bias) {
+  if (ctx->error)
+    return;
+  if (tprt_status status = checkGemm(desc))
+    return fail(ctx, status);
+  const tprt_gemm_desc &g = *desc;
   Clock::time_point start = Clock::now();
-  CudaRank::Span span = rankOf(ctx).begin(CudaRank::Gemm);
+  CudaRank &r = rankOf(ctx);
+  CudaRank::Span span = r.begin(CudaRank::Gemm);
   guarded(ctx, [&]() -> tprt_status {
-    if (dtype != TPRT_F16 && dtype != TPRT_BF16)
-      return error(TPRT_INVALID_ARGUMENT, "tprt_rt_gemm_narrow: dtype ", dtype,
-                   " is not f16 or bf16");
-    return gemm(rankOf(ctx), dtype == TPRT_F16 ? CUDA_R_16F : CUDA_R_16BF,
-                CUBLAS_COMPUTE_32F, 2, transA, transB, accumulate, m, n, k, a,
-                lda, b, ldb, c, ldc, batch0, batch1, strideA0, strideA1,
-                strideB0, strideB1, strideC0, strideC1);
+    cudaDataType type = g.dtype == TPRT_F32   ? CUDA_R_32F
+                        : g.dtype == TPRT_F16 ? CUDA_R_16F
+                                              : CUDA_R_16BF;
+    size_t elemSize = g.dtype == TPRT_F32 ? 4 : 2;
+    cublasComputeType_t compute = computeType(type, ctx->matmulPrecision);
+    if (!(g.epilogue & TPRT_EPILOGUE_BIAS))
+      bias = nullptr;
+    if (bias || (g.epilogue & TPRT_EPILOGUE_GELU) || (c && c != d))
+      return ltGemm(r, g, type, compute, elemSize, a, b, c, d, bias);
+    return gemm(r, type, compute, elemSize, static_cast<int32_t>(g.trans_a),
+                static_cast<int32_t>(g.trans_b), c != nullptr, g.m, g.n, g.k, a,
+                g.lda, b, g.ldb, d, g.ldd, g.batch0, g.batch1, g.stride_a0,
+                g.stride_a1, g.stride_b0, g.stride_b1, g.stride_d0,
+                g.stride_d1);
   });
-  rankOf(ctx).end(span);
-  recordGemm(ctx, start, batch0 * batch1 * m * n * k);
+  r.end(span);
+  // Enqueue time: the GEMM itself runs on the stream (its device time is the
+  // span's).
+  recordGemm(ctx, start, g.batch0 * g.batch1 * g.m * g.n * g.k);
 }
 
 /// This rank's block along `dim`: rows of the dimensions before `dim`, each
@@ -893,21 +1129,11 @@ const void *tprt::cuda::runtimeKernels() { return tprtRuntimeKernels; }
 
 const tprt_rt_table *tprt::cuda::cudaFunctions() {
   static const tprt_rt_table table = {
-      TPRT_RT_ABI_VERSION,
-      cudaAllReduce,
-      cudaAllGather,
-      cudaReduceScatter,
-      cudaAllToAll,
-      cudaAllSlice,
-      tprt_rt_axis_index,
-      cudaSgemm,
-      cudaGemmNarrow,
-      cudaAlloc,
-      cudaFree,
-      cudaUpload,
-      cudaLaunch,
-      tprt_rt_index_error,
-      cudaFillOnce,
+      TPRT_RT_ABI_VERSION, cudaAllReduce, cudaAllGather,
+      cudaReduceScatter,   cudaAllToAll,  cudaAllSlice,
+      tprt_rt_axis_index,  cudaAlloc,     cudaFree,
+      cudaUpload,          cudaLaunch,    tprt_rt_index_error,
+      cudaFillOnce,        cudaGemm,
   };
   return &table;
 }

@@ -51,6 +51,8 @@ struct CudaRank {
   /// A status naming this rank, the call and the driver's error.
   tprt_status check(CUresult result, const char *call) const;
   tprt_status check(cublasStatus_t status, const char *call) const;
+  /// The same for a cuBLASLt call (its own status names).
+  tprt_status checkLt(cublasStatus_t status, const char *call) const;
   /// Waits until everything enqueued on the stream has run, polling so that
   /// the wait ends when `comm`'s world is aborted (a peer that failed never
   /// enqueues its side of a collective this rank's stream waits on).
@@ -131,6 +133,22 @@ struct CudaRank {
   /// reads them next: one buffer serves every such GEMM of a run).
   CUdeviceptr gemmPointers = 0;
   size_t gemmPointerBytes = 0;
+  /// cuBLASLt, for GEMMs with an epilogue or a C apart from D: opened, its
+  /// handle made and its workspace allocated on the first such GEMM.
+  const CublasLt *lt = nullptr;
+  cublasLtHandle_t ltHandle = nullptr;
+  CUdeviceptr ltWorkspace = 0;
+  /// A GEMM's cuBLASLt plan, made once per shape (the descriptor's fields,
+  /// the compute type, whether C and the bias are there, the pointers'
+  /// alignments): its descriptors and the algorithm the heuristic chose
+  /// (split-K among them, where it asks for workspace).
+  struct LtPlan {
+    cublasLtMatmulDesc_t op = nullptr;
+    cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr, d = nullptr;
+    cublasLtMatmulAlgo_t algo{};
+    size_t workspace = 0;
+  };
+  std::map<std::vector<int64_t>, LtPlan> ltPlans;
   /// The buffers a program's constants were uploaded into (fill_once).
   std::set<void *> filled;
   /// Frees the slots' graphs and idle outputs.

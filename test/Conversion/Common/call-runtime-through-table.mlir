@@ -25,23 +25,23 @@ llvm.func @index(%ctx: !llvm.ptr) -> i64 {
 // Every call site is rewritten, and calls into other functions are left.
 
 // CHECK-LABEL: llvm.func @gemm_twice
-// CHECK: llvm.getelementptr inbounds %{{.*}}[56] : (!llvm.ptr) -> !llvm.ptr, i8
+// CHECK: llvm.getelementptr inbounds %{{.*}}[104] : (!llvm.ptr) -> !llvm.ptr, i8
 // CHECK: llvm.call %{{.*}}(%{{.*}}) : !llvm.ptr, (!llvm.ptr
-// CHECK: llvm.getelementptr inbounds %{{.*}}[56] : (!llvm.ptr) -> !llvm.ptr, i8
+// CHECK: llvm.getelementptr inbounds %{{.*}}[104] : (!llvm.ptr) -> !llvm.ptr, i8
 // CHECK: llvm.call %{{.*}}(%{{.*}}) : !llvm.ptr, (!llvm.ptr
 // CHECK: llvm.call @helper()
-llvm.func @tprt_rt_sgemm(!llvm.ptr, i32, i32, i32, i64, i64, i64, !llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr, i64, i64, i64, i64, i64, i64, i64, i64, i64)
+llvm.func @tprt_rt_gemm(!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr)
 llvm.func @helper()
-llvm.func @gemm_twice(%ctx: !llvm.ptr, %p: !llvm.ptr, %n: i64, %t: i32) {
-  llvm.call @tprt_rt_sgemm(%ctx, %t, %t, %t, %n, %n, %n, %p, %n, %p, %n, %p, %n, %n, %n, %n, %n, %n, %n, %n, %n) : (!llvm.ptr, i32, i32, i32, i64, i64, i64, !llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr, i64, i64, i64, i64, i64, i64, i64, i64, i64) -> ()
-  llvm.call @tprt_rt_sgemm(%ctx, %t, %t, %t, %n, %n, %n, %p, %n, %p, %n, %p, %n, %n, %n, %n, %n, %n, %n, %n, %n) : (!llvm.ptr, i32, i32, i32, i64, i64, i64, !llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr, i64, i64, i64, i64, i64, i64, i64, i64, i64) -> ()
+llvm.func @gemm_twice(%ctx: !llvm.ptr, %p: !llvm.ptr) {
+  llvm.call @tprt_rt_gemm(%ctx, %p, %p, %p, %p, %p, %p) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> ()
+  llvm.call @tprt_rt_gemm(%ctx, %p, %p, %p, %p, %p, %p) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> ()
   llvm.call @helper() : () -> ()
   llvm.return
 }
 
 // -----
 
-// expected-error @below {{'tprt_rt_frobnicate' is not an entry point of the tprt runtime (tprt_rt_table, ABI version 4)}}
+// expected-error @below {{'tprt_rt_frobnicate' is not an entry point of the tprt runtime (tprt_rt_table, ABI version 5)}}
 llvm.func @tprt_rt_frobnicate(!llvm.ptr)
 llvm.func @f(%ctx: !llvm.ptr) {
   llvm.call @tprt_rt_frobnicate(%ctx) : (!llvm.ptr) -> ()

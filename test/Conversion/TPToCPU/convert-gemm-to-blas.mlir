@@ -1,11 +1,28 @@
 // RUN: tp-opt %s --tp-convert-gemm-to-blas --cse | FileCheck %s
 
-// Tests that f32 contractions become tprt_rt_sgemm calls (f16/bf16:
-// tprt_rt_gemm_narrow, accumulating in f32) with the right
-// transposes, sizes, leading dimensions and batch strides; that a fresh
-// output zeroed just before is overwritten instead (accumulate 0, the fill
-// gone); that strided inputs are copied; that strided outputs and integer
-// types are left to the loops.
+// Tests that contractions become tprt_rt_gemm calls with a constant
+// descriptor, {dtype, trans_a, trans_b, epilogue, M, N, K, lda, ldb, ldc,
+// ldd, batch0, batch1, strides of A, B, C, D}, with the right transposes,
+// sizes, leading dimensions and batch strides (f16/bf16: dtype 2/3,
+// accumulating in f32); one global per distinct descriptor; that a fresh
+// output zeroed just before is overwritten instead (C null, the fill gone);
+// that strided inputs are copied; that strided outputs and integer types
+// are left to the loops. Without `epilogues`, no loop around a GEMM folds
+// into it (gemm-epilogues.mlir: with).
+
+// The descriptors, one each: plain; B transposed (ldb = K); A transposed
+// (lda = M); batched (4 entries, strides 8*32, 32*16, 8*16); attention's
+// scores; f16.
+// CHECK-DAG: llvm.mlir.global private constant @[[$PLAIN:__tp_gemm_desc_[0-9]+]](dense<[0, 0, 0, 0, 16, 128, 512, 512, 128, 128, 128, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0]> : tensor<21xi64>)
+// CHECK-DAG: llvm.mlir.global private constant @[[$BT:__tp_gemm_desc_[0-9]+]](dense<[0, 0, 1, 0, 16, 128, 512, 512, 512, 128, 128, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0]> : tensor<21xi64>)
+// CHECK-DAG: llvm.mlir.global private constant @[[$AT:__tp_gemm_desc_[0-9]+]](dense<[0, 1, 0, 0, 16, 128, 512, 16, 128, 128, 128, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0]> : tensor<21xi64>)
+// CHECK-DAG: llvm.mlir.global private constant @[[$BATCH:__tp_gemm_desc_[0-9]+]](dense<[0, 0, 0, 0, 8, 16, 32, 32, 16, 16, 16, 4, 1, 256, 0, 512, 0, 128, 0, 128, 0]> : tensor<21xi64>)
+// Q(b, i, h, d) K(b, j, h, d) -> S(b, h, i, j) on [2, 8, 4, 16]: a (b, h)
+// batch of Q K^T with M = N = 8, K = 16, lda = ldb = 4*16 = 64, ldc = 8;
+// batch strides Q: 8*4*16 = 512 and 16; S: 4*8*8 = 256 and 64.
+// CHECK-DAG: llvm.mlir.global private constant @[[$SCORES:__tp_gemm_desc_[0-9]+]](dense<[0, 0, 1, 0, 8, 8, 16, 64, 64, 8, 8, 2, 4, 512, 16, 512, 16, 256, 64, 256, 64]> : tensor<21xi64>)
+// CHECK-DAG: llvm.mlir.global private constant @[[$F16:__tp_gemm_desc_[0-9]+]](dense<[2, 0, 0, 0, 16, 128, 512, 512, 128, 128, 128, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0]> : tensor<21xi64>)
+// CHECK-NOT: llvm.mlir.global
 
 #a_t = affine_map<(m, n, k) -> (k, m)>
 #b = affine_map<(m, n, k) -> (k, n)>
@@ -17,52 +34,38 @@
 
 // CHECK-LABEL: func.func @gemms
 // CHECK-SAME: (%[[CTX:.*]]: !llvm.ptr
+// CHECK: %[[NULL:.*]] = llvm.mlir.zero : !llvm.ptr
+// CHECK: %[[D:.*]] = llvm.mlir.addressof @[[$PLAIN]]
+// (C is the caller's: accumulated into, C = D; no bias.)
+// CHECK: call @tprt_rt_gemm(%[[CTX]], %[[D]], %{{.*}}, %{{.*}}, %[[C:.*]], %[[C]], %[[NULL]])
+// CHECK: llvm.mlir.addressof @[[$BT]]
+// CHECK: call @tprt_rt_gemm
+// CHECK: llvm.mlir.addressof @[[$AT]]
+// CHECK: call @tprt_rt_gemm
+// CHECK: llvm.mlir.addressof @[[$BATCH]]
+// CHECK: call @tprt_rt_gemm
+// CHECK-NOT: linalg.matmul
+// CHECK-NOT: linalg.batch_matmul
 func.func @gemms(%ctx: !llvm.ptr, %a: memref<16x512xf32>, %b: memref<512x128xf32>,
                  %c: memref<16x128xf32>, %bt: memref<128x512xf32>, %at: memref<512x16xf32>,
                  %ba: memref<4x8x32xf32>, %bb: memref<4x32x16xf32>, %bc: memref<4x8x16xf32>) {
   // Plain: M=16 N=128 K=512, lda=512 ldb=128 ldc=128, no batch.
-  // CHECK-DAG: %[[F:.*]] = arith.constant 0 : i32
-  // CHECK-DAG: %[[T:.*]] = arith.constant 1 : i32
-  // CHECK-DAG: %[[M:.*]] = arith.constant 16 : i64
-  // CHECK-DAG: %[[N:.*]] = arith.constant 128 : i64
-  // CHECK-DAG: %[[K:.*]] = arith.constant 512 : i64
-  // CHECK-DAG: %[[ONE:.*]] = arith.constant 1 : i64
-  // CHECK-DAG: %[[ZERO:.*]] = arith.constant 0 : i64
   // (C is the caller's: accumulated into.)
-  // CHECK: call @tprt_rt_sgemm(%[[CTX]], %[[F]], %[[F]], %[[T]], %[[M]], %[[N]], %[[K]], %{{.*}}, %[[K]], %{{.*}}, %[[N]], %{{.*}}, %[[N]], %[[ONE]], %[[ONE]], %[[ZERO]], %[[ZERO]], %[[ZERO]], %[[ZERO]], %[[ZERO]], %[[ZERO]])
   linalg.matmul ins(%a, %b : memref<16x512xf32>, memref<512x128xf32>) outs(%c : memref<16x128xf32>)
   // B stored transposed (N x K): ldb = K.
-  // CHECK: call @tprt_rt_sgemm(%[[CTX]], %[[F]], %[[T]], %[[T]], %[[M]], %[[N]], %[[K]], %{{.*}}, %[[K]], %{{.*}}, %[[K]],
   linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, #b_t, #c]
       ins(%a, %bt : memref<16x512xf32>, memref<128x512xf32>) outs(%c : memref<16x128xf32>)
   // A stored transposed (K x M): lda = M.
-  // CHECK: call @tprt_rt_sgemm(%[[CTX]], %[[T]], %[[F]], %[[T]], %[[M]], %[[N]], %[[K]], %{{.*}}, %[[M]],
   linalg.matmul indexing_maps = [#a_t, #b, #c]
       ins(%at, %b : memref<512x16xf32>, memref<512x128xf32>) outs(%c : memref<16x128xf32>)
   // Batched: 4 entries, strides 8*32, 32*16, 8*16.
-  // CHECK-DAG: %[[B4:.*]] = arith.constant 4 : i64
-  // CHECK-DAG: %[[SA:.*]] = arith.constant 256 : i64
-  // CHECK: call @tprt_rt_sgemm(%[[CTX]], %[[F]], %[[F]], %[[T]], {{.*}}, %[[B4]], %[[ONE]], %[[SA]], %[[ZERO]], %[[K]], %[[ZERO]], %[[N]], %[[ZERO]])
   linalg.batch_matmul ins(%ba, %bb : memref<4x8x32xf32>, memref<4x32x16xf32>) outs(%bc : memref<4x8x16xf32>)
-  // CHECK-NOT: linalg.matmul
-  // CHECK-NOT: linalg.batch_matmul
   return
 }
 
 // CHECK-LABEL: func.func @attention_scores
-// Q(b, i, h, d) K(b, j, h, d) -> S(b, h, i, j) on [2, 8, 4, 16]: a (b, h)
-// batch of Q K^T with M = N = 8, K = 16, lda = ldb = 4*16 = 64, ldc = 8;
-// batch strides Q: 8*4*16 = 512 and 16; S: 4*8*8 = 256 and 64.
-// CHECK-DAG: %[[F:.*]] = arith.constant 0 : i32
-// CHECK-DAG: %[[T:.*]] = arith.constant 1 : i32
-// CHECK-DAG: %[[C8:.*]] = arith.constant 8 : i64
-// CHECK-DAG: %[[C16:.*]] = arith.constant 16 : i64
-// CHECK-DAG: %[[C64:.*]] = arith.constant 64 : i64
-// CHECK-DAG: %[[C2:.*]] = arith.constant 2 : i64
-// CHECK-DAG: %[[C4:.*]] = arith.constant 4 : i64
-// CHECK-DAG: %[[C512:.*]] = arith.constant 512 : i64
-// CHECK-DAG: %[[C256:.*]] = arith.constant 256 : i64
-// CHECK: call @tprt_rt_sgemm(%{{.*}}, %[[F]], %[[T]], %[[T]], %[[C8]], %[[C8]], %[[C16]], %{{.*}}, %[[C64]], %{{.*}}, %[[C64]], %{{.*}}, %[[C8]], %[[C2]], %[[C4]], %[[C512]], %[[C16]], %[[C512]], %[[C16]], %[[C256]], %[[C64]])
+// CHECK: llvm.mlir.addressof @[[$SCORES]]
+// CHECK: call @tprt_rt_gemm
 func.func @attention_scores(%ctx: !llvm.ptr, %q: memref<2x8x4x16xf32>, %k: memref<2x8x4x16xf32>, %s: memref<2x4x8x8xf32>) {
   linalg.generic {indexing_maps = [#att_q, #att_k, #att_s],
                   iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
@@ -80,15 +83,16 @@ func.func @attention_scores(%ctx: !llvm.ptr, %q: memref<2x8x4x16xf32>, %k: memre
 // caller's buffer, and a fresh buffer read between its fill and the GEMM.
 // CHECK-LABEL: func.func @zeroed_outputs
 // CHECK: memref.alloc() : memref<16x128xf32>
+// CHECK: %[[NULL:.*]] = llvm.mlir.zero : !llvm.ptr
 // CHECK-NOT: linalg.fill
-// CHECK: call @tprt_rt_sgemm(%{{.*}}, %c0_i32, %c0_i32, %c0_i32,
+// CHECK: call @tprt_rt_gemm(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[NULL]], %{{.*}}, %[[NULL]])
 // CHECK: linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : memref<16x128xf32>)
-// CHECK: call @tprt_rt_sgemm(%{{.*}}, %c0_i32, %c0_i32, %c1_i32,
+// CHECK: call @tprt_rt_gemm(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[C1:.*]], %[[C1]], %[[NULL]])
 // CHECK: linalg.fill
-// CHECK: call @tprt_rt_sgemm(%{{.*}}, %c0_i32, %c0_i32, %c1_i32,
+// CHECK: call @tprt_rt_gemm(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[C2:.*]], %[[C2]], %[[NULL]])
 // CHECK: linalg.fill
 // CHECK: memref.copy
-// CHECK: call @tprt_rt_sgemm(%{{.*}}, %c0_i32, %c0_i32, %c1_i32,
+// CHECK: call @tprt_rt_gemm(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[C3:.*]], %[[C3]], %[[NULL]])
 func.func @zeroed_outputs(%ctx: !llvm.ptr, %a: memref<16x512xf32>, %b: memref<512x128xf32>,
                           %out: memref<16x128xf32>) {
   %zero = arith.constant 0.0 : f32
@@ -116,15 +120,16 @@ func.func @zeroed_outputs(%ctx: !llvm.ptr, %a: memref<16x512xf32>, %b: memref<51
 // that fill stays.
 // CHECK-LABEL: func.func @zeroed_then_looped
 // CHECK: %[[C:.*]] = memref.alloc() : memref<16x128xf32>
+// CHECK: %[[NULL:.*]] = llvm.mlir.zero : !llvm.ptr
 // CHECK-NOT: linalg.fill
-// CHECK: call @tprt_rt_sgemm(%{{.*}}, %c0_i32, %c0_i32, %c0_i32,
+// CHECK: call @tprt_rt_gemm(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[NULL]], %{{.*}}, %[[NULL]])
 // CHECK: scf.for
 // CHECK: memref.subview %[[C]]
 // CHECK: %[[D:.*]] = memref.alloc() : memref<16x128xf32>
 // CHECK: scf.for
 // CHECK: memref.subview %[[D]]
 // CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[D]] : memref<16x128xf32>)
-// CHECK: call @tprt_rt_sgemm(%{{.*}}, %c0_i32, %c0_i32, %c1_i32,
+// CHECK: call @tprt_rt_gemm(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[P:.*]], %[[P]], %[[NULL]])
 func.func @zeroed_then_looped(%ctx: !llvm.ptr, %a: memref<16x512xf32>, %b: memref<512x128xf32>,
                               %out: memref<16x128xf32>) {
   %zero = arith.constant 0.0 : f32
@@ -161,7 +166,7 @@ func.func @strided(%ctx: !llvm.ptr, %a: memref<16x512xf32, strided<[1024, 1]>>, 
   // A strided: copied, multiplied, freed.
   // CHECK: %[[COPY:.*]] = memref.alloc() : memref<16x512xf32>
   // CHECK: memref.copy %{{.*}}, %[[COPY]]
-  // CHECK: call @tprt_rt_sgemm
+  // CHECK: call @tprt_rt_gemm
   // CHECK: memref.dealloc %[[COPY]]
   linalg.matmul ins(%a, %b : memref<16x512xf32, strided<[1024, 1]>>, memref<512x128xf32>) outs(%c : memref<16x128xf32>)
   // Strided output, integers: loops.
@@ -169,11 +174,10 @@ func.func @strided(%ctx: !llvm.ptr, %a: memref<16x512xf32, strided<[1024, 1]>>, 
   linalg.matmul ins(%ac, %b : memref<16x512xf32>, memref<512x128xf32>) outs(%cs : memref<16x128xf32, strided<[256, 1]>>)
   // CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : memref<16x512xi32>, memref<512x128xi32>)
   linalg.matmul ins(%i, %ib : memref<16x512xi32>, memref<512x128xi32>) outs(%ic : memref<16x128xi32>)
-  // f16 storage: the narrow entry point with the dtype code (2), f32 inside.
-  // CHECK: %[[F16:.*]] = arith.constant 2 : i32
-  // CHECK: call @tprt_rt_gemm_narrow(%{{.*}}, %[[F16]],
+  // f16 storage: dtype 2 in the descriptor, f32 inside.
+  // CHECK: llvm.mlir.addressof @[[$F16]]
+  // CHECK: call @tprt_rt_gemm
   linalg.matmul ins(%h, %hb : memref<16x512xf16>, memref<512x128xf16>) outs(%hc : memref<16x128xf16>)
   return
 }
-// CHECK-DAG: func.func private @tprt_rt_gemm_narrow(!llvm.ptr, i32, i32, i32, i32, i64,
-// CHECK-DAG: func.func private @tprt_rt_sgemm(!llvm.ptr, i32, i32, i32, i64, i64, i64, !llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr, i64, i64, i64, i64, i64, i64, i64, i64, i64)
+// CHECK: func.func private @tprt_rt_gemm(!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr)

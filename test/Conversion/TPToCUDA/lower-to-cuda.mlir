@@ -18,22 +18,22 @@
 // CHECK-NOT: @__tp_gpu_image_
 // CHECK-NOT: gpu.
 // CHECK: llvm.func internal @f(%[[CTX:[a-z0-9]+]]: !llvm.ptr,
-// CHECK-NOT: getelementptr inbounds %{{.*}}[72]
-// CHECK: getelementptr inbounds %{{.*}}[112]
-// CHECK: getelementptr inbounds %{{.*}}[88]
-// CHECK: %[[N8:.*]] = llvm.mlir.constant(8 : i64) : i64
+// CHECK-NOT: getelementptr inbounds %{{.*}}[56]
 // CHECK: getelementptr inbounds %{{.*}}[96]
+// CHECK: getelementptr inbounds %{{.*}}[72]
+// CHECK: %[[N8:.*]] = llvm.mlir.constant(8 : i64) : i64
+// CHECK: getelementptr inbounds %{{.*}}[80]
 // CHECK: llvm.call %{{.*}}(%[[CTX]], {{.*}}, %[[N8]]) : !llvm.ptr, (!llvm.ptr, !llvm.ptr, i64, !llvm.ptr, i64, i64, i64, i64, i64, i64, i32, !llvm.ptr, i64) -> ()
-// CHECK: getelementptr inbounds %{{.*}}[56]
+// CHECK: getelementptr inbounds %{{.*}}[104]
 // CHECK: getelementptr inbounds %{{.*}}[8]
 // CHECK: %[[N19:.*]] = llvm.mlir.constant(19 : i64) : i64
-// CHECK: getelementptr inbounds %{{.*}}[96]
+// CHECK: getelementptr inbounds %{{.*}}[80]
 // CHECK: llvm.call %{{.*}}(%[[CTX]], {{.*}}, %[[N19]]) :
-// CHECK-NOT: getelementptr inbounds %{{.*}}[80]
+// CHECK-NOT: getelementptr inbounds %{{.*}}[64]
 // CHECK-NOT: mgpu
 // CHECK-NOT: _mlir_memref_to_llvm
 // CHECK: llvm.func @tprt_entry_f(
-// CHECK: @tprt_manifest("tprt-manifest 4\0Aabi 4\0Atarget cuda\0A{{.*}}\0Aconstants 128\0Aarena 2048\0Aend\0A
+// CHECK: @tprt_manifest("tprt-manifest 4\0Aabi 5\0Atarget cuda\0A{{.*}}\0Aconstants 128\0Aarena 2048\0Aend\0A
 
 tp.mesh @world ["tp" = 2]
 

@@ -5,9 +5,13 @@
 //===----------------------------------------------------------------------===//
 //
 // One recogniser finds the linalg contractions on buffers that are (batched,
-// transposed) GEMMs; each target says, through a GemmTarget, which element
-// types it multiplies and what call a GEMM becomes (OpenBLAS through the
-// runtime on the CPU; cuBLAS on CUDA).
+// transposed) GEMMs, and what their call can do beside the product (an
+// epilogue: the addends a loop wrote into the output before it, a bias and
+// a residual, and a GELU after it); each target says, through a GemmTarget,
+// which element types it multiplies and whether it takes epilogues. Every
+// GEMM becomes tprt_rt_gemm with a constant descriptor (tprt_gemm_desc),
+// which the runtime runs with OpenBLAS on the CPU, cuBLAS or cuBLASLt on
+// CUDA.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,8 +19,11 @@
 #define TP_CONVERSION_COMMON_GEMM_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Builders.h"
+
+#include "tprt/tprt.h"
 
 #include <optional>
 
@@ -39,6 +46,8 @@ struct Gemm {
   GemmOperand a, b, c;
   /// The element type of all three operands.
   Type elementType;
+  /// How many of C's trailing dimensions are its n loops (its columns).
+  unsigned columnDims = 1;
 
   int64_t batchSize(unsigned i) const {
     return i < batchSizes.size() ? batchSizes[i] : 1;
@@ -52,19 +61,38 @@ struct Gemm {
 /// each operand; nothing otherwise.
 std::optional<Gemm> matchGemm(linalg::LinalgOp op);
 
+/// What a GEMM's call does beside the product: D = act(op(A) op(B) + C +
+/// bias) (tprt_rt_gemm).
+struct GemmEpilogue {
+  /// The buffer added to the product (beta = 1), or null; it may be `d`.
+  Value c;
+  /// A vector of n entries added to every row, or null.
+  Value bias;
+  /// GELU (tanh form) last.
+  bool gelu = false;
+  /// The buffer written.
+  Value d;
+  /// Where set (an i1), C and the bias are taken only where it holds (a
+  /// partial sum adds them on one member of its group): null elsewhere.
+  Value condition;
+};
+
 /// What a GEMM becomes on one target.
 class GemmTarget {
 public:
   virtual ~GemmTarget();
   /// Whether the target multiplies this element type (others stay loops).
   virtual bool supportsElementType(Type type) const = 0;
-  /// Emits C += op(A) op(B), or C = op(A) op(B) unless `accumulate` (C
-  /// was just zeroed, and the zeroing is gone). `a`, `b` and `c` are
-  /// buffers with identity layouts (the driver makes strided inputs
+  /// Whether the target's GEMMs take what a GemmEpilogue says beyond an
+  /// accumulation into D (a C apart from D, a bias, a GELU): then the
+  /// recogniser folds the loops around a GEMM that do that into its call.
+  virtual bool supportsEpilogues() const = 0;
+  /// Emits the GEMM `gemm` with `epilogue`. `a`, `b` and the epilogue's
+  /// buffers have identity layouts (the driver makes strided inputs
   /// contiguous); `rankContext` is the function's rank context.
   virtual void emitGemm(OpBuilder &builder, Location loc, Value rankContext,
-                        const Gemm &gemm, Value a, Value b, Value c,
-                        bool accumulate) const = 0;
+                        const Gemm &gemm, Value a, Value b,
+                        const GemmEpilogue &epilogue) const = 0;
 };
 
 /// Replaces every GEMM of `func` that `target` supports by its call (see
@@ -72,6 +100,38 @@ public:
 /// call); GEMMs with a strided output stay loops. `func`'s first argument is
 /// the rank context. Returns how many were replaced.
 int64_t convertGemms(func::FuncOp func, const GemmTarget &target);
+
+/// tprt_gemm_desc of `gemm` with `epilogue` (C, when there is one, laid out
+/// as D).
+tprt_gemm_desc gemmDescriptor(const Gemm &gemm, const GemmEpilogue &epilogue);
+
+/// The descriptors' globals of a module: a private constant
+/// `@__tp_gemm_desc_N` per distinct descriptor.
+class GemmDescriptors {
+public:
+  explicit GemmDescriptors(ModuleOp module);
+  LLVM::GlobalOp globalFor(const tprt_gemm_desc &desc, Location loc);
+  ModuleOp getModule() const { return module; }
+
+private:
+  ModuleOp module;
+  llvm::DenseMap<Attribute, LLVM::GlobalOp> globals;
+  int64_t count = 0;
+};
+
+/// Emits tprt_rt_gemm(ctx, &desc, A, B, C, D, bias): the descriptor one of
+/// `descriptors`, a null pointer for a C or bias that is absent.
+void emitGemmCall(OpBuilder &b, Location loc, GemmDescriptors &descriptors,
+                  Value rankContext, const tprt_gemm_desc &desc, Value a,
+                  Value bm, const GemmEpilogue &epilogue);
+
+/// The descriptor of a tprt_rt_gemm call emitGemmCall made, and whether
+/// its C and bias are there; nothing for another call.
+struct GemmCall {
+  tprt_gemm_desc desc;
+  bool hasC = false, hasBias = false;
+};
+std::optional<GemmCall> readGemmCall(func::CallOp call);
 
 } // namespace mlir::tp
 
