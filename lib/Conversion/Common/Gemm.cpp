@@ -624,6 +624,9 @@ void mlir::tp::emitGemmCall(OpBuilder &b, Location loc,
   auto pointer = [&](Value buffer) {
     return buffer ? bufferPointer(b, loc, buffer) : null;
   };
+  // Arguments in their order; C that is D shares D's pointer.
+  Value address = LLVM::AddressOfOp::create(b, loc, global);
+  Value pa = pointer(a), pb = pointer(bm);
   Value d = pointer(epilogue.d);
   // Addends taken on one member only: null on the others.
   auto addend = [&](Value buffer) {
@@ -633,11 +636,9 @@ void mlir::tp::emitGemmCall(OpBuilder &b, Location loc,
     return arith::SelectOp::create(b, loc, epilogue.condition, p, null)
         .getResult();
   };
-  Value address = LLVM::AddressOfOp::create(b, loc, global);
+  Value c = addend(epilogue.c), bias = addend(epilogue.bias);
   func::CallOp::create(b, loc, callee,
-                       ValueRange{rankContext, address, pointer(a), pointer(bm),
-                                  addend(epilogue.c), d,
-                                  addend(epilogue.bias)});
+                       ValueRange{rankContext, address, pa, pb, c, d, bias});
 }
 
 std::optional<GemmCall> mlir::tp::readGemmCall(func::CallOp call) {

@@ -267,6 +267,8 @@ void tprt::cuda::destroyRank(CudaRank &rank) {
   rank.releaseGraphs();
   if (rank.gemmPointers)
     rank.cu->cuMemFreeAsync(rank.gemmPointers, rank.stream);
+  for (auto &[key, arrays] : rank.pointerArrays)
+    rank.cu->cuMemFreeAsync(arrays, rank.stream);
   if (rank.stream)
     rank.cu->cuStreamSynchronize(rank.stream);
   if (rank.handle)
@@ -407,31 +409,64 @@ cublasComputeType_t computeType(cudaDataType type, int32_t precision) {
   }
 }
 
-/// The `count` x 3 pointers of a batched GEMM's entries in the rank's
-/// pointer buffer (grown as needed; a freed one makes graphs capture
-/// again), written there on the stream by tprt_gemm_pointers.
+/// How many batched GEMMs' pointer arrays a rank keeps (a session's
+/// attention layers; beyond, the shared buffer is written before each).
+constexpr size_t kKeptPointerArrays = 256;
+
+/// The `count` x 3 pointers of a batched GEMM's entries, written on the
+/// stream by tprt_gemm_pointers. They depend only on the GEMM's buffers and
+/// strides, which a session's arena keeps from run to run: each set is
+/// written once into a buffer of its own and reused (no launch on later
+/// runs, nor in their graphs). A new set met during a capture, or beyond
+/// kKeptPointerArrays, goes to the rank's shared buffer (grown as needed; a
+/// freed one makes graphs capture again), written before each such GEMM.
 tprt_status gemmPointers(CudaRank &r, const void *a, const void *b, void *c,
                          int64_t batch1, int64_t count, int64_t strides[6],
                          void ***out) {
   size_t bytes = static_cast<size_t>(count) * 3 * sizeof(void *);
-  if (r.gemmPointerBytes < bytes) {
-    if (r.gemmPointers) {
-      r.cu->cuMemFreeAsync(r.gemmPointers, r.stream);
-      r.generation += 1;
-    }
-    r.gemmPointers = 0;
-    r.gemmPointerBytes = 0;
-    if (tprt_status s =
-            r.check(r.cu->cuMemAllocAsync(&r.gemmPointers, bytes, r.stream),
-                    "cuMemAllocAsync (GEMM pointer arrays)"))
+  std::array<int64_t, 11> key = {
+      static_cast<int64_t>(reinterpret_cast<uintptr_t>(a)),
+      static_cast<int64_t>(reinterpret_cast<uintptr_t>(b)),
+      static_cast<int64_t>(reinterpret_cast<uintptr_t>(c)),
+      batch1,
+      count,
+      strides[0],
+      strides[1],
+      strides[2],
+      strides[3],
+      strides[4],
+      strides[5]};
+  if (auto kept = r.pointerArrays.find(key); kept != r.pointerArrays.end()) {
+    *out = reinterpret_cast<void **>(kept->second);
+    return nullptr;
+  }
+  CUdeviceptr target = 0;
+  if (!r.capturing && r.pointerArrays.size() < kKeptPointerArrays) {
+    if (tprt_status s = r.check(r.cu->cuMemAllocAsync(&target, bytes, r.stream),
+                                "cuMemAllocAsync (GEMM pointer arrays)"))
       return s;
-    r.gemmPointerBytes = bytes;
+    r.pointerArrays.emplace(key, target);
+  } else {
+    if (r.gemmPointerBytes < bytes) {
+      if (r.gemmPointers) {
+        r.cu->cuMemFreeAsync(r.gemmPointers, r.stream);
+        r.generation += 1;
+      }
+      r.gemmPointers = 0;
+      r.gemmPointerBytes = 0;
+      if (tprt_status s =
+              r.check(r.cu->cuMemAllocAsync(&r.gemmPointers, bytes, r.stream),
+                      "cuMemAllocAsync (GEMM pointer arrays)"))
+        return s;
+      r.gemmPointerBytes = bytes;
+    }
+    target = r.gemmPointers;
   }
   CUfunction function = nullptr;
   if (tprt_status s =
           r.kernel(0, runtimeKernels(), "tprt_gemm_pointers", &function))
     return s;
-  void *arrays = reinterpret_cast<void *>(r.gemmPointers);
+  void *arrays = reinterpret_cast<void *>(target);
   void *params[] = {&a,          &b,          &c,          &strides[0],
                     &strides[1], &strides[2], &strides[3], &strides[4],
                     &strides[5], &batch1,     &count,      &arrays};
@@ -990,6 +1025,7 @@ tprt_status CudaRanks::runEntry(int64_t rank, const EntryCall &call,
   bool timing = r.timing;
   r.timing = false;
   ctx->capturing = true;
+  r.capturing = true;
   std::string why;
   CUgraph graph = nullptr;
   if (CUresult began = r.cu->cuStreamBeginCapture(
@@ -1005,6 +1041,7 @@ tprt_status CudaRanks::runEntry(int64_t rank, const EntryCall &call,
       why = takeMessage(r.check(ended, "cuStreamEndCapture"));
   }
   ctx->capturing = false;
+  r.capturing = false;
   r.timing = timing;
   // Every rank captured, or none replays: a rank whose graph lacks a
   // collective would leave its peers waiting in theirs.

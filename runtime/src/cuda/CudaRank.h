@@ -19,6 +19,7 @@
 
 #include "../Internal.h"
 
+#include <array>
 #include <map>
 #include <set>
 #include <string>
@@ -133,6 +134,11 @@ struct CudaRank {
   /// reads them next: one buffer serves every such GEMM of a run).
   CUdeviceptr gemmPointers = 0;
   size_t gemmPointerBytes = 0;
+  /// Pointer arrays written once and kept, by the GEMM's (A, B, C, batch1,
+  /// count, byte strides).
+  std::map<std::array<int64_t, 11>, CUdeviceptr> pointerArrays;
+  /// Whether the rank's stream is capturing a graph.
+  bool capturing = false;
   /// cuBLASLt, for GEMMs with an epilogue or a C apart from D: opened, its
   /// handle made and its workspace allocated on the first such GEMM.
   const CublasLt *lt = nullptr;
