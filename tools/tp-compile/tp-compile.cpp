@@ -214,7 +214,8 @@ cl::opt<bool> report(
              "shardings, collectives, memory per device), and after lowering "
              "each entry point's arena (tp-plan-arena) beside the report's "
              "peak; on --target cuda also each GPU kernel and GEMM call with "
-             "its roofline time (tp-report-kernels)"),
+             "its roofline time (tp-report-kernels), and each kernel's "
+             "registers and spills from ptxas -v (tp-report-registers)"),
     cl::init(false), cl::cat(category));
 cl::opt<bool> verifyEach(
     "verify-each",

@@ -882,21 +882,24 @@ def ReportKernelsPass : Pass<"tp-report-kernels", "::mlir::ModuleOp"> {
       and its roofline time on the machine of `cost-model` (the larger of
       bytes over memory bandwidth and flops over the f32 rate), with the
       model's file and line;
-    - each GEMM call (`tprt_rt_sgemm`, `tprt_rt_gemm_narrow`): m x n x k,
-      its batch, flops, bytes and roofline time;
+    - each GEMM call (`tprt_rt_gemm`, read from its descriptor): m x n x k,
+      its batch, its epilogue (a residual, a bias, GELU), flops, bytes and
+      roofline time;
     - then what one run of the function launches and is modelled to take,
       the runs of the layer functions it calls included.
 
     Launch costs, collectives and copies are not modelled here (the plan
-    report gives the collectives). The lit tests pin the launch counts of
-    the example models, so a fusion lost shows in CI.
+    report gives the collectives); registers and spills are
+    `tp-report-registers`'s, after code generation. The lit tests pin the
+    launch counts of the example models, so a fusion lost shows in CI.
 
     Example (a GPT-2-small block on one GPU):
 
     ```
-    tp-report @gpt:   kernel 0: 512 blocks x 256 threads, 3 ops fused, 3.15 MB, 4.72 Mflop: 0.79 us (gpt.mlir:45)
+    tp-report @gpt:   kernel 0: 512 blocks x 256 threads, 3 ops fused, 3.16 MB, 5.11 Mflop: 0.79 us (gpt.mlir:44)
     tp-report @gpt:   gemm 0: 128 x 128 x 64 f32, batch 48, 100.66 Mflop, 6.29 MB: 2.01 us
-    tp-report @gpt: 10 kernels and 8 GEMM calls a run (with 3 x @gpt_layer0): 126.84 us modelled (kernels 16.93 us, GEMMs 109.91 us)
+    tp-report @gpt:   gemm 3: 512 x 3072 x 768 f32, + bias, GELU, 2.42 Gflop, 17.31 MB: 48.32 us
+    tp-report @gpt: 3 kernels and 8 GEMM calls a run (with 3 x @gpt_layer0): 151.37 us modelled (kernels 2.39 us, GEMMs 148.98 us)
     ```
   }];
   let options = [
@@ -904,6 +907,36 @@ def ReportKernelsPass : Pass<"tp-report-kernels", "::mlir::ModuleOp"> {
            "The machine the times are modelled on: h200 (built in) or a "
            "machine-model file (tprt-bench --calibrate)">
   ];
+}
+
+def ReportRegistersPass : Pass<"tp-report-registers", "::mlir::ModuleOp"> {
+  let summary = "Prints what ptxas says of each GPU kernel: registers, spills, stack frame, shared memory";
+  let description = [{
+    The second half of the kernel report of `tp-compile --tp-report --target
+    cuda` (`tp-report-kernels` is the first): part of `--tp-lower-to-cuda`
+    (with `report`), right before `gpu-module-to-binary`. Each GPU module
+    with an NVVM target is serialized to PTX by that target, as
+    `gpu-module-to-binary` does, and `ptxas -v` of the toolkit (`toolkit`,
+    else `ptxas` on `PATH`) compiles it for the target's chip; for each
+    kernel, on stderr, its registers, spill stores and loads, stack frame and
+    static shared memory, then the module's summary: how many kernels, the
+    most registers one uses, and the bytes of spills (a kernel that spills
+    reads and writes local memory: slow, and what the lit tests rule out on
+    the example models). The module is left as it is. Without ptxas the
+    report says so and the compilation goes on.
+
+    Example (a GPT-2-small block on sm_90):
+
+    ```
+    tp-report: ptxas sm_90: gpt_kernel: 30 registers, 0 B spill stores, 0 B spill loads, 0 B stack frame, 256 B shared
+    tp-report: ptxas sm_90: 3 kernels, at most 30 registers (gpt_kernel), no spills
+    ```
+  }];
+  let options = [
+    Option<"toolkit", "toolkit", "std::string", /*default=*/"\"\"",
+           "The CUDA toolkit whose bin/ptxas compiles the PTX (else ptxas on PATH)">
+  ];
+  let dependentDialects = ["::mlir::NVVM::NVVMDialect"];
 }
 
 def EmulateGPULaunchesPass

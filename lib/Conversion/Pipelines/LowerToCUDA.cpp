@@ -76,10 +76,17 @@ void mlir::tp::buildLowerToCUDAPipeline(OpPassManager &pm,
   target.features = options.features;
   target.optLevel = options.optLevel;
   pm.addPass(createGpuNVVMAttachTarget(target));
+  std::string toolkit = options.toolkit.empty()
+                            ? std::string(TP_DEFAULT_CUDA_TOOLKIT)
+                            : options.toolkit.getValue();
+  // Registers and spills: ptxas -v on each module's PTX.
+  if (options.report) {
+    ReportRegistersPassOptions registers;
+    registers.toolkit = toolkit;
+    pm.addPass(createReportRegistersPass(registers));
+  }
   GpuModuleToBinaryPassOptions binary;
-  binary.toolkitPath = options.toolkit.empty()
-                           ? std::string(TP_DEFAULT_CUDA_TOOLKIT)
-                           : options.toolkit.getValue();
+  binary.toolkitPath = toolkit;
   binary.compilationTarget = options.format;
   pm.addPass(createGpuModuleToBinaryPass(binary));
 
