@@ -884,7 +884,9 @@ def ReportKernelsPass : Pass<"tp-report-kernels", "::mlir::ModuleOp"> {
       model's file and line;
     - each GEMM call (`tprt_rt_gemm`, read from its descriptor): m x n x k,
       its batch, its epilogue (a residual, a bias, GELU), flops, bytes and
-      roofline time;
+      roofline time (f32 GEMMs at the rate of `matmul-precision`: the f32
+      rate, TF32 at half the 16-bit rate as on A100, H100 and H200, or the
+      16-bit rate);
     - then what one run of the function launches and is modelled to take,
       the runs of the layer functions it calls included.
 
@@ -905,7 +907,12 @@ def ReportKernelsPass : Pass<"tp-report-kernels", "::mlir::ModuleOp"> {
   let options = [
     Option<"costModel", "cost-model", "std::string", /*default=*/"\"h200\"",
            "The machine the times are modelled on: h200 (built in) or a "
-           "machine-model file (tprt-bench --calibrate)">
+           "machine-model file (tprt-bench --calibrate)">,
+    Option<"matmulPrecision", "matmul-precision", "std::string",
+           /*default=*/"\"highest\"",
+           "The program's matmul precision (tp-compile --matmul-precision): "
+           "f32 GEMMs at the f32 rate (highest), on TF32 tensor cores at half "
+           "the 16-bit rate (high), or at the 16-bit rate (medium)">
   ];
 }
 

@@ -51,6 +51,7 @@ void mlir::tp::buildLowerToCUDAPipeline(OpPassManager &pm,
   if (options.report) {
     ReportKernelsPassOptions report;
     report.costModel = options.costModel;
+    report.matmulPrecision = options.matmulPrecision;
     pm.addPass(createReportKernelsPass(report));
   }
   pm.addPass(createGpuKernelOutliningPass());

@@ -83,6 +83,9 @@ struct ReportKernelsPass
     : public tp::impl::ReportKernelsPassBase<ReportKernelsPass> {
   using Base::Base;
 
+  /// The f32 GEMM rate at the program's matmul precision.
+  double f32GemmFlops = 1;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     std::string error;
@@ -91,14 +94,28 @@ struct ReportKernelsPass
       module.emitError() << "tp-report-kernels: " << error;
       return signalPassFailure();
     }
+    if (matmulPrecision != "highest" && matmulPrecision != "high" &&
+        matmulPrecision != "medium") {
+      module.emitError() << "tp-report-kernels: matmul precision '"
+                         << matmulPrecision
+                         << "' is not one of highest, high, medium";
+      return signalPassFailure();
+    }
+    // f32 GEMMs at the program's matmul precision: IEEE f32 on the CUDA
+    // cores, TF32 tensor cores (half the 16-bit rate, as on A100, H100 and
+    // H200), or bf16 inputs at the 16-bit rate.
+    f32GemmFlops = matmulPrecision == "high"     ? machine->gemmFlops16 / 2
+                   : matmulPrecision == "medium" ? machine->gemmFlops16
+                                                 : machine->gemmFlops32;
     llvm::raw_ostream &os = llvm::errs();
     os << "tp-report: GPU kernels and GEMM calls modelled on " << machine->name
        << " (roofline: the larger of the bytes at "
        << llvm::format("%.2f", machine->memoryBandwidth / 1e12)
-       << " TB/s and the flops at "
-       << llvm::format("%.0f", machine->gemmFlops32 / 1e12)
-       << " TFLOP/s for f32, "
-       << llvm::format("%.0f", machine->gemmFlops16 / 1e12)
+       << " TB/s and the flops at " << llvm::format("%.0f", f32GemmFlops / 1e12)
+       << " TFLOP/s for f32";
+    if (matmulPrecision != "highest")
+      os << " (matmul precision '" << matmulPrecision << "')";
+    os << ", " << llvm::format("%.0f", machine->gemmFlops16 / 1e12)
        << " for 16-bit GEMMs; launch costs, collectives and copies "
           "excluded)\n";
     std::map<Operation *, Totals> totals;
@@ -163,10 +180,8 @@ struct ReportKernelsPass
         double bytes = element * (batch * (g.m * g.k + g.k * g.n +
                                            g.m * g.n * (gemm->hasC ? 2 : 1)) +
                                   (gemm->hasBias ? g.n : 0));
-        Builder b(call.getContext());
-        Type type = narrow ? Type(b.getBF16Type()) : Type(b.getF32Type());
-        double seconds = std::max(machine.gemmSeconds(flops, type),
-                                  machine.memorySeconds(bytes));
+        double rate = narrow ? machine.gemmFlops16 : f32GemmFlops;
+        double seconds = std::max(flops / rate, machine.memorySeconds(bytes));
         own.gemmSeconds += seconds;
         os << g.m << " x " << g.n << " x " << g.k
            << (narrow ? " 16-bit" : " f32");

@@ -1,5 +1,7 @@
 // RUN: tp-opt %s --tp-report-kernels -o /dev/null 2>&1 | FileCheck %s
 // RUN: not tp-opt %s --tp-report-kernels=cost-model=%t.missing -o /dev/null 2>&1 | FileCheck %s --check-prefix=MODEL
+// RUN: tp-opt %s --tp-report-kernels=matmul-precision=high -o /dev/null 2>&1 | FileCheck %s --check-prefix=TF32
+// RUN: not tp-opt %s --tp-report-kernels=matmul-precision=fast -o /dev/null 2>&1 | FileCheck %s --check-prefix=BADPRECISION
 
 // Each kernel (the tp.cost tp-map-linalg-to-gpu left on it) and each GEMM call
 // (its tprt_gemm_desc) with its roofline time on the H200 model (4 TB/s, 50
@@ -17,6 +19,12 @@
 // CHECK: tp-report @step:   gemm 1: 10 x 10 x 10 f32, + residual, + bias, GELU, 2000 flop, 1.6 kB: 0.00 us
 // CHECK: tp-report @step: 3 kernels and 4 GEMM calls a run (with 2 x @layer): 82.00 us modelled (kernels 2.00 us, GEMMs 80.00 us)
 // MODEL: error: tp-report-kernels: cannot read the machine model
+// At matmul precision 'high', f32 GEMMs run on TF32 tensor cores: 300
+// TFLOP/s on the H200 model; the 2 Gflop GEMM's 16 MB take
+// (4 us): its flops take longer, 2e9 / 3e14 s = 6.67 us.
+// TF32: flops at 300 TFLOP/s for f32 (matmul precision 'high'), 600 for 16-bit GEMMs
+// TF32: tp-report @layer:   gemm 0: 1000 x 1000 x 1000 f32, 2.00 Gflop, 16.00 MB: 6.67 us
+// BADPRECISION: error: tp-report-kernels: matmul precision 'fast' is not one of highest, high, medium
 
 // f32, 1000^3, C = D.
 llvm.mlir.global private constant @__tp_gemm_desc_0(dense<[0, 0, 0, 0, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0]> : tensor<21xi64>) : !llvm.array<21 x i64>
