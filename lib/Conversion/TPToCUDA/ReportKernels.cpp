@@ -42,10 +42,11 @@ struct Totals {
   double kernelSeconds = 0, gemmSeconds = 0;
 };
 
-/// `value` as a constant integer, or -1.
-int64_t constantOf(Value value) {
+/// A launch's size: its constant, or that it is known at run time only (a
+/// grid over a decode step's position).
+std::string sizeText(Value value) {
   std::optional<int64_t> c = getConstantIntValue(value);
-  return c ? *c : -1;
+  return c ? std::to_string(*c) : std::string("a run-time number of");
 }
 
 std::string bytesText(double bytes) {
@@ -151,8 +152,8 @@ struct ReportKernelsPass
         own.kernels += 1;
         own.kernelSeconds += seconds;
         os << prefix << "   kernel " << kernelIndex++ << ": "
-           << constantOf(launch.getGridSizeX()) << " blocks x "
-           << constantOf(launch.getBlockSizeX()) << " threads, ";
+           << sizeText(launch.getGridSizeX()) << " blocks x "
+           << sizeText(launch.getBlockSizeX()) << " threads, ";
         if (cost)
           os << ops << (ops == 1 ? " op" : " ops fused") << ", "
              << bytesText(bytes) << ", " << flopText(flops) << ": "

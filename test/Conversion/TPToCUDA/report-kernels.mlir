@@ -18,6 +18,8 @@
 // CHECK: tp-report @step:   gemm 0: 10 x 10 x 10 16-bit, batch 6, 12000 flop, 3.6 kB: 0.00 us
 // CHECK: tp-report @step:   gemm 1: 10 x 10 x 10 f32, + residual, + bias, GELU, 2000 flop, 1.6 kB: 0.00 us
 // CHECK: tp-report @step: 3 kernels and 4 GEMM calls a run (with 2 x @layer): 82.00 us modelled (kernels 2.00 us, GEMMs 80.00 us)
+// A grid known at run time only says so.
+// CHECK: tp-report @dynamic:   kernel 0: a run-time number of blocks x 64 threads, no cost recorded
 // MODEL: error: tp-report-kernels: cannot read the machine model
 // At matmul precision 'high', f32 GEMMs run on TF32 tensor cores: 300
 // TFLOP/s on the H200 model; the 2 Gflop GEMM's 16 MB take
@@ -65,6 +67,16 @@ func.func @step(%ctx: !llvm.ptr, %p: !llvm.ptr, %q: !llvm.ptr) {
   %gelu = llvm.mlir.addressof @__tp_gemm_desc_2 : !llvm.ptr
   func.call @tprt_rt_gemm(%ctx, %gelu, %p, %p, %q, %p, %q)
       : (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> ()
+  return
+}
+
+func.func @dynamic(%ctx: !llvm.ptr, %n: index) {
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %n, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1) {
+    gpu.terminator
+  }
   return
 }
 
