@@ -364,15 +364,13 @@ void tprt_rt_sgemm(tprt_rank_context *ctx, int32_t trans_a, int32_t trans_b,
                    float *c, int64_t ldc, int64_t batch0, int64_t batch1,
                    int64_t stride_a0, int64_t stride_a1, int64_t stride_b0,
                    int64_t stride_b1, int64_t stride_c0, int64_t stride_c1) {
-  tprt_gemm_desc desc = {TPRT_F32,  trans_a,   trans_b,   TPRT_EPILOGUE_NONE,
-                         m,         n,         k,         lda,
-                         ldb,       ldc,       ldc,       batch0,
-                         batch1,    stride_a0, stride_a1, stride_b0,
-                         stride_b1, stride_c0, stride_c1, stride_c0,
-                         stride_c1};
-  tprt_rt_gemm(ctx, &desc, a, b, accumulate ? c : nullptr, c, nullptr);
+  tprt_rt_gemm_narrow(ctx, TPRT_F32, trans_a, trans_b, accumulate, m, n, k, a,
+                      lda, b, ldb, c, ldc, batch0, batch1, stride_a0, stride_a1,
+                      stride_b0, stride_b1, stride_c0, stride_c1);
 }
 
+/// Also the f32 shorthand's body (dtype TPRT_F32): C is D, read when
+/// accumulating.
 void tprt_rt_gemm_narrow(tprt_rank_context *ctx, int32_t dtype, int32_t trans_a,
                          int32_t trans_b, int32_t accumulate, int64_t m,
                          int64_t n, int64_t k, const void *a, int64_t lda,

@@ -30,34 +30,27 @@
 using namespace tprt;
 using namespace tprt::cuda;
 
-tprt_status CudaRank::check(CUresult result, const char *call) const {
-  if (result == CUDA_SUCCESS)
+tprt_status CudaRank::named(tprt_status status) const {
+  if (!status)
     return nullptr;
-  tprt_status status = cu->error(result, call);
-  tprt_status named = error(tprt_status_code(status), "rank ", rank, " (GPU ",
-                            ordinal, "): ", tprt_status_message(status));
+  tprt_status out = error(tprt_status_code(status), "rank ", rank, " (GPU ",
+                          ordinal, "): ", tprt_status_message(status));
   tprt_status_free(status);
-  return named;
+  return out;
+}
+
+tprt_status CudaRank::check(CUresult result, const char *call) const {
+  return result == CUDA_SUCCESS ? nullptr : named(cu->error(result, call));
 }
 
 tprt_status CudaRank::check(cublasStatus_t result, const char *call) const {
-  if (result == CUBLAS_STATUS_SUCCESS)
-    return nullptr;
-  tprt_status status = blas->error(result, call);
-  tprt_status named = error(tprt_status_code(status), "rank ", rank, " (GPU ",
-                            ordinal, "): ", tprt_status_message(status));
-  tprt_status_free(status);
-  return named;
+  return result == CUBLAS_STATUS_SUCCESS ? nullptr
+                                         : named(blas->error(result, call));
 }
 
 tprt_status CudaRank::checkLt(cublasStatus_t result, const char *call) const {
-  if (result == CUBLAS_STATUS_SUCCESS)
-    return nullptr;
-  tprt_status status = lt->error(result, call);
-  tprt_status named = error(tprt_status_code(status), "rank ", rank, " (GPU ",
-                            ordinal, "): ", tprt_status_message(status));
-  tprt_status_free(status);
-  return named;
+  return result == CUBLAS_STATUS_SUCCESS ? nullptr
+                                         : named(lt->error(result, call));
 }
 
 tprt_status CudaRank::wait(const tprt_communicator *comm) const {

@@ -54,6 +54,8 @@ struct CudaRank {
   tprt_status check(cublasStatus_t status, const char *call) const;
   /// The same for a cuBLASLt call (its own status names).
   tprt_status checkLt(cublasStatus_t status, const char *call) const;
+  /// `status` (a library's failure) with this rank and its GPU named first.
+  tprt_status named(tprt_status status) const;
   /// Waits until everything enqueued on the stream has run, polling so that
   /// the wait ends when `comm`'s world is aborted (a peer that failed never
   /// enqueues its side of a collective this rank's stream waits on).
