@@ -15,6 +15,13 @@
    arguments once (arrays) and times the runs alone, and --shards-in-place runs on shards
    the caller cut once (tprt_session_run_shards).
 4. The local communicator's all_reduce against a memcpy of the same bytes (tprt-bench).
+5. The CPU GEMM libraries side by side (tprt_cpu_gemm_library): the 1- and --tp-device blocks
+   with TPRT_CPU_GEMM=onednn, =openblas as the environment pins it (OPENBLAS_CORETYPE, as
+   tests and CI run), and =openblas with OPENBLAS_CORETYPE unset: that last one, a
+   measurement only, is the one place this project unsets it (Debian 12's OpenBLAS 0.3.21
+   computes wrong results on some AVX-512 processors; its result is checked here against
+   the run on global inputs, as every tp-run --repeat does). Sections 1 to 3 run the
+   runtime's default library.
 
 Every figure is the best of --repeat runs, and the whole comparison is repeated --rounds
 times, interleaved (tp-mlir, PyTorch, JAX, tp-mlir, ...), keeping each one's best: this
@@ -22,7 +29,7 @@ machine's speed drifts between minutes.
 
 usage: bench_cpu.py [--build build] [--batch 4] [--seq 128] [--embed 768] [--heads 12]
                     [--tp 4] [--repeat 10] [--rounds 3]
-                    [--jax-python /work/venv-jax/bin/python]
+                    [--jax-python /work/venv-jax/bin/python] [--no-libraries]
 """
 
 import argparse
@@ -36,13 +43,37 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def tp_run(build, model, repeat, tp, in_place=False):
+def tp_run(build, model, repeat, tp, in_place=False, env=None):
     out = subprocess.run([os.path.join(build, "bin", "tp-run"), model, "--random-inputs",
                           "--repeat", str(repeat), "--profile"] +
                          (["--shards-in-place"] if in_place else []),
-                         check=True, capture_output=True, text=True).stdout
+                         check=True, capture_output=True, text=True, env=env).stdout
     m = re.search(r"best of \d+ runs: ([0-9.]+) ms wall .*took ([0-9.]+) ms together", out)
+    if "PASS" not in out:
+        sys.exit("tp-run's placed run differs from its run on global inputs:\n" + out)
     return float(m.group(1)), float(m.group(2)), out
+
+
+# Section 5's libraries: (name, changes to the environment; None removes a variable).
+LIBRARIES = [("oneDNN", {"TPRT_CPU_GEMM": "onednn"}),
+             ("OpenBLAS, pinned as run", {"TPRT_CPU_GEMM": "openblas"}),
+             ("OpenBLAS, OPENBLAS_CORETYPE unset", {"TPRT_CPU_GEMM": "openblas",
+                                                    "OPENBLAS_CORETYPE": None})]
+
+
+def library_env(changes):
+    env = dict(os.environ)
+    for key, value in changes.items():
+        if value is None:
+            env.pop(key, None)
+        else:
+            env[key] = value
+    return env
+
+
+def gemm_ms(out):
+    m = re.search(r"gemm +\d+ calls +[0-9.]+ GFLOP +([0-9.]+) ms", out)
+    return float(m.group(1)) if m else float("nan")
 
 
 def torch_block(B, S, E, H, repeat, threads):
@@ -98,6 +129,8 @@ def main():
     ap.add_argument("--repeat", type=int, default=10)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--jax-python", help="a Python with JAX (its own venv) to compare with")
+    ap.add_argument("--no-libraries", action="store_true",
+                    help="skip section 5 (the CPU GEMM libraries side by side)")
     args = ap.parse_args()
     B, S, E, H = args.batch, args.seq, args.embed, args.heads
     if args.jax_python and not os.path.exists(args.jax_python):
@@ -131,6 +164,12 @@ def main():
             if args.jax_python:
                 for tp in (1, args.tp):
                     keep(("jax", tp), (jax_block(args.jax_python, B, S, E, H, tp, args.repeat),))
+            if not args.no_libraries:
+                for name, changes in LIBRARIES:
+                    for tp in (1, args.tp):
+                        keep(("library", name, tp),
+                             tp_run(args.build, libs[tp], args.repeat, tp,
+                                    env=library_env(changes)))
     wall1, prog1, _ = best[("tp-mlir", 1)]
     torch_default, torch_one = best[("torch", os.cpu_count())][0], best[("torch", 1)][0]
     torch_best = min(torch_default, torch_one)
@@ -162,6 +201,16 @@ def main():
     for line in out1.splitlines():
         if "calls" in line or "other ops" in line:
             print(f"  1 device, {line.strip()}")
+    if not args.no_libraries:
+        core = os.environ.get("OPENBLAS_CORETYPE", "unset")
+        print(f"CPU GEMM libraries (OPENBLAS_CORETYPE={core} as run), best wall ms "
+              f"(ms in GEMMs, all ranks together):")
+        for name, _ in LIBRARIES:
+            cells = []
+            for tp in (1, args.tp):
+                wall, _, out = best[("library", name, tp)]
+                cells.append(f"{tp} device(s) {wall:8.2f} ({gemm_ms(out):8.2f})")
+            print(f"  {name:36s} " + " | ".join(cells))
     bench = os.path.join(args.build, "bin", "tprt-bench")
     for ranks in sorted({2, args.tp}):
         print(subprocess.run([bench, str(ranks), "16", "10"], check=True, capture_output=True,

@@ -10,7 +10,7 @@ PACKAGES=(
   # Build.
   cmake ninja-build ccache g++ pkg-config
   # CPU GEMM and multi-process runs.
-  libopenblas-dev libopenmpi-dev openmpi-bin
+  libopenblas-dev libdnnl-dev libopenmpi-dev openmpi-bin
   # Automatic planning's integer programmes (COIN-OR CBC).
   coinor-libcbc-dev
   # C++ unit tests.

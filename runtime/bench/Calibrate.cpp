@@ -12,7 +12,7 @@
 //    least-squares slope of (bus bytes, seconds) above it;
 //  - the GEMM rate of one rank while every rank multiplies (the runtime's
 //    tprt_rt_sgemm and tprt_rt_gemm_narrow on bf16, 1024^3, with the
-//    OpenBLAS threads a session gives each rank);
+//    GEMM threads a session gives each rank, on its CPU GEMM library);
 //  - the memory bandwidth of one rank while every rank copies (bytes read
 //    and written per second).
 // The file is JSON in the format the planner reads ("tp-mlir machine model
@@ -38,8 +38,6 @@
 #include <thread>
 #include <unistd.h>
 #include <vector>
-
-extern "C" void openblas_set_num_threads(int threads);
 
 namespace {
 
@@ -177,15 +175,8 @@ int tprtCalibrate(const char *backend, int64_t ranks, const char *path) {
     w.contexts.push_back(ctx);
   }
   bool root = tprt_world_local_rank(w.world, 0) == 0;
-  // The OpenBLAS threads a session gives each rank of this host.
-  int cores =
-      static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  int64_t sharing = w.here;
-  if (const char *local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE"))
-    sharing *= std::max(1, std::atoi(local));
-  if (!std::getenv("OPENBLAS_NUM_THREADS"))
-    openblas_set_num_threads(std::max(
-        1, cores / static_cast<int>(std::min<int64_t>(sharing, cores))));
+  // The GEMM threads a session gives each rank of this host.
+  tprt_cpu_gemm_share_cores(w.here);
   double n = static_cast<double>(ranks);
 
   // 1. Collectives: per-rank tensors of 1 KB to 8 MB.

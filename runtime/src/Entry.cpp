@@ -10,10 +10,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CpuGemm.h"
 #include "RankContext.h"
 
 #include <algorithm>
-#include <cblas.h>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -265,11 +265,8 @@ void gemmEntry(const tprt_gemm_desc &g, const float *a, int64_t lda,
     for (int64_t r = 0; r < g.m; ++r)
       copyBytes(d + r * ldd, c + r * ldc,
                 static_cast<size_t>(g.n) * sizeof(float));
-  cblas_sgemm(CblasRowMajor, g.trans_a ? CblasTrans : CblasNoTrans,
-              g.trans_b ? CblasTrans : CblasNoTrans, static_cast<int>(g.m),
-              static_cast<int>(g.n), static_cast<int>(g.k), 1.0f, a,
-              static_cast<int>(lda), b, static_cast<int>(ldb), c ? 1.0f : 0.0f,
-              d, static_cast<int>(ldd));
+  cpuSgemm(g.trans_a, g.trans_b, g.m, g.n, g.k, a, lda, b, ldb, c ? 1.0f : 0.0f,
+           d, ldd);
   bool gelu = g.epilogue & TPRT_EPILOGUE_GELU;
   if (!bias && !gelu)
     return;

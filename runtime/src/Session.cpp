@@ -7,10 +7,10 @@
 // A session makes its world once (tprt_session_create): the backend's
 // communicators (and, on a GPU world, each rank's context, stream, cuBLAS
 // handle and NCCL communicators), and, where every rank lives in this
-// process, one thread per rank (RankThreads.h), with OpenBLAS given its
-// share of the cores per rank. It keeps them until it is destroyed; a
-// program's GPU kernels, loaded on a rank's first launch, stay loaded with
-// the world. A run on a world whose ranks are all here:
+// process, one thread per rank (RankThreads.h), with the CPU GEMM library
+// (CpuGemm.h) given its share of the cores per rank. It keeps them until it is
+// destroyed; a program's GPU kernels, loaded on a rank's first launch, stay
+// loaded with the world. A run on a world whose ranks are all here:
 //  1. checks the inputs and outputs against the manifest;
 //  2. gives each rank a buffer per input shard and a zeroed buffer per
 //     result; a shard that is one contiguous run of the caller's tensor
@@ -45,12 +45,12 @@
 
 #include "Session.h"
 #include "Affinity.h"
+#include "CpuGemm.h"
 #include "Program.h"
 #include "RankContext.h"
 
 #include <algorithm>
 #include <atomic>
-#include <cblas.h>
 #include <cmath>
 #include <condition_variable>
 #include <cstdio>
@@ -481,21 +481,6 @@ std::vector<int> pinnedCores(int64_t numRanks) {
   return rankCores(allowed, numRanks);
 }
 
-/// OpenBLAS's threads per rank when `here` ranks share this process's
-/// cores (and the processes of one MPI job on this host share them too);
-/// 0 when OPENBLAS_NUM_THREADS decides.
-int blasThreadsPerRank(int64_t here) {
-  if (std::getenv("OPENBLAS_NUM_THREADS"))
-    return 0;
-  int cores =
-      static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  int64_t sharing = here;
-  if (const char *local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE"))
-    sharing *= std::max(1, std::atoi(local));
-  return std::max(1,
-                  cores / static_cast<int>(std::min<int64_t>(sharing, cores)));
-}
-
 /// Makes the session's world once: its communicators (tprt_world_create or
 /// the session's maker), and, where every rank is in this process, a thread
 /// per rank.
@@ -505,7 +490,7 @@ tprt_status makeSessionWorld(tprt_session *session,
   if (tprt_status status = session->createWorld(session->mesh, &made->world))
     return status;
   int64_t here = tprt_world_num_local_ranks(made->world);
-  made->blasThreads = blasThreadsPerRank(here);
+  made->blasThreads = cpuGemmThreadsPerRank(here);
   if (!made->world->processes()) {
     int64_t numRanks = tprt_mesh_num_devices(&session->mesh);
     if (tprt_status status =
@@ -637,6 +622,8 @@ tprt_status tprt::createSession(const tprt_mesh *mesh,
   if (tprt_status status = tprt_mesh_check(mesh))
     return status;
   if (tprt_status status = checkOptionsSize(options, "tprt_session_options"))
+    return status;
+  if (tprt_status status = checkCpuGemmChoice())
     return status;
   std::unique_ptr<tprt_session_s> created;
   const char *backend =
@@ -929,8 +916,8 @@ tprt_status prepareRun(tprt_session *session, const tprt_program *program,
                  " shards for ", local, " local rank(s), got ", num_outputs);
 
   // 2. The session's world, unless a run already broke it; its ranks share
-  // the machine's cores: OpenBLAS gets its share per rank instead of every
-  // core per rank (unless OPENBLAS_NUM_THREADS says otherwise).
+  // the machine's cores: the CPU GEMM library gets its share per rank instead
+  // of every core per rank (unless its own variable says otherwise).
   if (tprt_status status = session->checkUsable())
     return status;
   int64_t numRanks = tprt_mesh_num_devices(&f.mesh);
@@ -956,8 +943,7 @@ tprt_status prepareRun(tprt_session *session, const tprt_program *program,
   state->functionIndex = function;
   int64_t here = tprt_world_num_local_ranks(state->world);
   int blas = session->world->blasThreads;
-  if (blas > 0 && openblas_get_num_threads() != blas)
-    openblas_set_num_threads(blas);
+  setCpuGemmThreads(blas);
   DeviceRanks *device = state->world->device();
   const char *worldTarget = device ? device->target() : "cpu";
   if (std::strcmp(worldTarget, targetName(program->target)) != 0)

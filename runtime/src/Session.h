@@ -52,7 +52,7 @@ struct SessionWorld {
   }
   tprt_world *world = nullptr;
   std::unique_ptr<RankThreads> threads;
-  /// The OpenBLAS threads each rank gets (0: leave OpenBLAS alone), set
+  /// The CPU GEMM threads each rank gets (0: leave the library alone), set
   /// again before a run if another session of the process changed it.
   int blasThreads = 0;
   /// Each function's arena (its intermediates, tp-plan-arena) on each rank,

@@ -8,9 +8,13 @@
 
 #include "gtest/gtest.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <string>
+#include <thread>
 #include <vector>
 
 using namespace tprt::test;
@@ -209,6 +213,78 @@ TEST(EntryTest, GemmDescriptorChecked) {
   tprt_status_free(status);
   tprt_rank_context_destroy(ctx);
   tprt_world_destroy(world);
+}
+
+TEST(EntryTest, GemmSizesAtTheEdges) {
+  // Against a double-precision loop: blocks larger than a kernel's tile with
+  // ragged edges, rows wider than the matrix (leading dimensions), vectors,
+  // and K = 0 (D is C, or zeros).
+  struct Case {
+    int64_t m, n, k, pad;
+  };
+  for (Case s : {Case{67, 45, 129, 3}, Case{1, 300, 17, 0}, Case{300, 1, 9, 5},
+                 Case{5, 7, 0, 1}, Case{128, 64, 128, 0}}) {
+    for (int ta = 0; ta < 2; ++ta) {
+      for (int tb = 0; tb < 2; ++tb) {
+        for (int acc = 0; acc < 2; ++acc) {
+          int64_t rowsA = ta ? s.k : s.m, colsA = ta ? s.m : s.k;
+          int64_t rowsB = tb ? s.n : s.k, colsB = tb ? s.k : s.n;
+          int64_t lda = colsA + s.pad, ldb = colsB + s.pad, ldc = s.n + s.pad;
+          std::vector<float> a(std::max<int64_t>(rowsA * lda, 1)),
+              b(std::max<int64_t>(rowsB * ldb, 1)), c(s.m * ldc);
+          for (size_t i = 0; i < a.size(); ++i)
+            a[i] = static_cast<float>((i * 37) % 23) / 11.0f - 1.0f;
+          for (size_t i = 0; i < b.size(); ++i)
+            b[i] = static_cast<float>((i * 41) % 19) / 9.0f - 1.0f;
+          for (size_t i = 0; i < c.size(); ++i)
+            c[i] = acc ? static_cast<float>(i % 5) : std::nanf("");
+          std::vector<float> before = c;
+          tprt_rt_sgemm(nullptr, ta, tb, acc, s.m, s.n, s.k, a.data(), lda,
+                        b.data(), ldb, c.data(), ldc, 1, 1, 0, 0, 0, 0, 0, 0);
+          for (int64_t i = 0; i < s.m; ++i)
+            for (int64_t j = 0; j < ldc; ++j) {
+              float got = c[i * ldc + j];
+              if (j >= s.n) { // Past a row's end: untouched.
+                EXPECT_TRUE(std::memcmp(&got, &before[i * ldc + j], 4) == 0);
+                continue;
+              }
+              double want = acc ? before[i * ldc + j] : 0.0;
+              for (int64_t l = 0; l < s.k; ++l)
+                want +=
+                    static_cast<double>(ta ? a[l * lda + i] : a[i * lda + l]) *
+                    (tb ? b[j * ldb + l] : b[l * ldb + j]);
+              ASSERT_NEAR(got, want, 1e-4 * (1 + std::fabs(want)))
+                  << tprt_cpu_gemm_library() << ": " << s.m << "x" << s.n << "x"
+                  << s.k << " pad " << s.pad << " trans_a " << ta << " trans_b "
+                  << tb << " accumulate " << acc << " at (" << i << ", " << j
+                  << ")";
+            }
+        }
+      }
+    }
+  }
+}
+
+TEST(CpuGemmTest, LibraryFollowsTheEnvironment) {
+  // TPRT_CPU_GEMM chooses; oneDNN is the default where the runtime has it.
+  const char *env = std::getenv("TPRT_CPU_GEMM");
+  std::string want = env && std::strcmp(env, "openblas") == 0 ? "OpenBLAS"
+#ifdef TPRT_TEST_HAS_ONEDNN
+                                                              : "oneDNN";
+#else
+                                                              : "OpenBLAS";
+#endif
+  EXPECT_EQ(tprt_cpu_gemm_library(), want);
+  // A rank of two sharing this machine gets half its cores (at least one);
+  // the library's own variable, where set, decides instead.
+  int cores =
+      static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const char *own =
+      want == "oneDNN" ? "OMP_NUM_THREADS" : "OPENBLAS_NUM_THREADS";
+  if (!std::getenv(own) && !std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE")) {
+    EXPECT_EQ(tprt_cpu_gemm_share_cores(2), std::max(1, cores / 2));
+    EXPECT_EQ(tprt_cpu_gemm_share_cores(1), cores);
+  }
 }
 
 class EntryTest : public ::testing::TestWithParam<std::shared_ptr<Harness>> {};

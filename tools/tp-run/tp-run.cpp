@@ -1075,8 +1075,9 @@ int runOne(const Options &o, tprt_program *program, int32_t function,
       exitCode = 1;
   }
   if (o.profile) {
-    // Time by kind of op, summed over ranks: GEMMs (OpenBLAS), each kind of
-    // collective, and the rest of the compiled program (loops).
+    // Time by kind of op, summed over ranks: GEMMs (on the CPU target, the
+    // library tprt_cpu_gemm_library names), each kind of collective, and the
+    // rest of the compiled program (loops).
     tprt_rank_profile total{};
     double busiest = 0;
     for (int64_t r = 0; r < result.numRanks; ++r) {
@@ -1097,10 +1098,13 @@ int runOne(const Options &o, tprt_program *program, int32_t function,
     std::cout << "profile (all ranks together; bytes are each rank's "
                  "input to the collective):\n";
     double accounted = total.gemm_seconds;
-    if (total.gemm_calls)
-      std::printf("  %-15s %6lld calls %9.3f GFLOP %10.3f ms\n", "gemm",
+    if (total.gemm_calls) {
+      bool cpu = std::strcmp(tprt_program_target(program), "cpu") == 0;
+      std::printf("  %-15s %6lld calls %9.3f GFLOP %10.3f ms%s%s\n", "gemm",
                   static_cast<long long>(total.gemm_calls),
-                  total.gemm_flops / 1e9, total.gemm_seconds * 1e3);
+                  total.gemm_flops / 1e9, total.gemm_seconds * 1e3,
+                  cpu ? "  on " : "", cpu ? tprt_cpu_gemm_library() : "");
+    }
     for (int k = 0; k < TPRT_NUM_COLLECTIVE_KINDS; ++k) {
       if (!total.comm.calls[k])
         continue;

@@ -562,6 +562,24 @@ typedef struct tprt_cuda_info {
 TPRT_API tprt_status tprt_cuda_query(tprt_cuda_info *info);
 
 /*===----------------------------------------------------------------------===*
+ * The CPU target's GEMM library
+ *===----------------------------------------------------------------------===*/
+
+/* The library the CPU target's GEMMs (tprt_rt_gemm) run on in this process:
+ * "oneDNN" (kernels generated for the machine's vector width) where the
+ * runtime was built with it, "OpenBLAS" otherwise; the environment variable
+ * TPRT_CPU_GEMM=onednn|openblas chooses (read once). OpenBLAS also takes any
+ * call oneDNN refuses. */
+TPRT_API const char *tprt_cpu_gemm_library(void);
+
+/* Gives each of `local_ranks` ranks sharing this host's cores (times
+ * OMPI_COMM_WORLD_LOCAL_SIZE processes under mpirun) its share of them for
+ * its GEMMs, as a session does before each run, and returns that share; 0
+ * (nothing changed) where the library's own variable decides:
+ * OPENBLAS_NUM_THREADS for OpenBLAS, OMP_NUM_THREADS for oneDNN. */
+TPRT_API int32_t tprt_cpu_gemm_share_cores(int64_t local_ranks);
+
+/*===----------------------------------------------------------------------===*
  * Programs and sessions
  *===----------------------------------------------------------------------===*/
 
