@@ -953,15 +953,24 @@ def EmulateGPULaunchesPass
     Replaces each `gpu.launch` by loops over its blocks and, inside each
     block, its threads, with the block and thread ids, grid and block sizes
     mapped to the loop indices and launch operands, as Triton's interpreter
-    mode runs kernels on the CPU. A body with top-level `gpu.all_reduce`
-    and `gpu.barrier` ops runs in phases that end at each of them, each
-    phase a loop over the block's threads: a reduction folds every thread's
-    operand into one accumulator, which is its result for the phases after
-    it. The ops of a phase that are the same for every thread (pure, with no
+    mode runs kernels on the CPU. A body where the block's threads meet
+    (`gpu.all_reduce`, `gpu.barrier`, `gpu.shuffle`) runs in phases that end
+    at each meeting point, each phase a loop over the block's threads:
+    - a reduction folds every thread's operand into one accumulator, which
+      is its result for the phases after it;
+    - a shuffle keeps each thread's operand, and the phases after it read
+      the partner lane's (`xor`, `up`, `down`, `idx` within the warp of 32
+      and the width; out of range, the thread's own, with `valid` false);
+    - an `scf.for` whose body holds a meeting point (at any depth of such
+      loops) runs once per block, each iteration running its body's phases;
+      its bounds must be the block's, and the values it carries are kept
+      per thread.
+    The ops of a phase that are the same for every thread (pure, with no
     region, using no thread id nor per-thread value) run once per block; a
-    per-thread value a later phase uses is kept in a slot per thread. A
-    reduction or barrier nested in a region, and any other GPU op (shuffles)
-    are errors naming them.
+    per-thread value a later phase uses is kept in a slot per thread.
+    Workgroup memory attributions are buffers per block; `gpu.lane_id` is
+    the thread's index in its warp. A meeting point inside any other region
+    (`scf.if`), and any other GPU op, are errors naming them.
 
     With `--tp-lower-to-cpu="emulate-gpu-mapping"` (tp-compile
     `--emulate-gpu-mapping`), the CPU pipeline maps every linalg op with

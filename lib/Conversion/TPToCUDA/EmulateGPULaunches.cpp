@@ -63,62 +63,39 @@ Value combine(OpBuilder &b, Location loc, gpu::AllReduceOperation kind,
   llvm_unreachable("all reduction kinds handled");
 }
 
+/// Whether `op` ends a phase: every thread of the block must reach it before
+/// any goes on.
+bool isBoundary(Operation *op) {
+  return isa<gpu::AllReduceOp, gpu::BarrierOp, gpu::ShuffleOp>(op);
+}
+
+/// Runs one gpu.launch as loops (see the pass description). A body whose
+/// threads meet (barriers, block reductions, shuffles) runs in phases, each
+/// a loop over the block's threads; an scf.for holding such a meeting point
+/// runs once per block, its body's phases in each iteration.
 class Emulator {
 public:
   explicit Emulator(gpu::LaunchOp launch)
-      : launch(launch), loc(launch.getLoc()) {}
+      : launch(launch), loc(launch.getLoc()), b(launch) {}
 
   LogicalResult run() {
     if (!launch.getAsyncDependencies().empty() || launch.getAsyncToken() ||
         launch.getDynamicSharedMemorySize() || launch.hasClusterSize() ||
-        !launch.getWorkgroupAttributions().empty() ||
         !launch.getPrivateAttributions().empty())
       return launch.emitError(
           "cannot emulate this gpu.launch on the CPU: async tokens, dynamic "
-          "shared memory, clusters and memory attributions are not "
+          "shared memory, clusters and private memory attributions are not "
           "supported");
     Block &body = launch.getBody().front();
-    // The block's phases end at its top-level reductions and barriers.
-    SmallVector<Operation *> boundaries;
-    WalkResult walk = body.walk([&](Operation *op) {
-      if (auto r = dyn_cast<gpu::AllReduceOp>(op)) {
-        if (r->getBlock() != &body || !r.getOp()) {
-          op->emitError("cannot emulate on the CPU: a gpu.all_reduce must "
-                        "have a reduction kind and be at the top level of "
-                        "the launch body");
-          return WalkResult::interrupt();
-        }
-        boundaries.push_back(op);
-        return WalkResult::advance();
-      }
-      if (isa<gpu::BarrierOp>(op)) {
-        if (op->getBlock() != &body) {
-          op->emitError("cannot emulate on the CPU: a gpu.barrier must be at "
-                        "the top level of the launch body");
-          return WalkResult::interrupt();
-        }
-        boundaries.push_back(op);
-        return WalkResult::advance();
-      }
-      if (op != body.getTerminator() &&
-          isa<gpu::GPUDialect>(op->getDialect()) &&
-          !isa<gpu::BlockIdOp, gpu::ThreadIdOp, gpu::GridDimOp,
-               gpu::BlockDimOp>(op)) {
-        op->emitError("cannot emulate '")
-            << op->getName() << "' on the CPU (threads run one after another)";
-        return WalkResult::interrupt();
-      }
-      return WalkResult::advance();
-    });
-    if (walk.wasInterrupted())
+    if (failed(findPhasedLoops(body)))
       return failure();
 
-    OpBuilder b(launch);
-    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-    Value one = arith::ConstantIndexOp::create(b, loc, 1);
-    gpu::KernelDim3 grid = launch.getGridSizeOperandValues();
-    gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
-    IRMapping mapping;
+    zero = arith::ConstantIndexOp::create(b, loc, 0);
+    one = arith::ConstantIndexOp::create(b, loc, 1);
+    grid = launch.getGridSizeOperandValues();
+    block = launch.getBlockSizeOperandValues();
+    threadCount = arith::MulIOp::create(
+        b, loc, block.x, arith::MulIOp::create(b, loc, block.y, block.z));
     mapping.map(launch.getGridSize().x, grid.x);
     mapping.map(launch.getGridSize().y, grid.y);
     mapping.map(launch.getGridSize().z, grid.z);
@@ -133,186 +110,393 @@ public:
       mapping.map(id, loop.getInductionVar());
       b.setInsertionPointToStart(loop.getBody());
     }
-    // The thread's index in its block, inside `threads`.
-    Value linearThread;
-    auto threads = [&](llvm::function_ref<void()> perThread,
-                       bool withLinear = true) {
-      OpBuilder::InsertionGuard guard(b);
-      for (auto [id, size] : {std::pair{launch.getThreadIds().z, block.z},
-                              std::pair{launch.getThreadIds().y, block.y},
-                              std::pair{launch.getThreadIds().x, block.x}}) {
-        auto loop = scf::ForOp::create(b, loc, zero, size, one);
-        mapping.map(id, loop.getInductionVar());
-        b.setInsertionPointToStart(loop.getBody());
-      }
-      if (!withLinear)
-        return perThread();
-      Value z = arith::MulIOp::create(
-          b, loc, mapping.lookup(launch.getThreadIds().z),
-          arith::MulIOp::create(b, loc, block.y, block.x));
-      Value y = arith::MulIOp::create(
-          b, loc, mapping.lookup(launch.getThreadIds().y), block.x);
-      linearThread =
-          arith::AddIOp::create(b, loc, arith::AddIOp::create(b, loc, z, y),
-                                mapping.lookup(launch.getThreadIds().x));
-      perThread();
-    };
-    auto cloneOp = [&](Operation &op) {
-      if (auto id = dyn_cast<gpu::BlockIdOp>(op)) {
-        mapping.map(id.getResult(), mapping.lookup(dim(launch.getBlockIds(),
-                                                       id.getDimension())));
-        return;
-      }
-      if (auto id = dyn_cast<gpu::ThreadIdOp>(op)) {
-        mapping.map(id.getResult(), mapping.lookup(dim(launch.getThreadIds(),
-                                                       id.getDimension())));
-        return;
-      }
-      if (auto d = dyn_cast<gpu::GridDimOp>(op)) {
-        mapping.map(d.getResult(), dim(grid, d.getDimension()));
-        return;
-      }
-      if (auto d = dyn_cast<gpu::BlockDimOp>(op)) {
-        mapping.map(d.getResult(), dim(block, d.getDimension()));
-        return;
-      }
-      b.clone(op, mapping);
-    };
+    // A block's workgroup memory, and every buffer the emulation keeps per
+    // block, are allocated once at the start of the block.
+    blockBody = b.getInsertionBlock();
+    for (BlockArgument shared : launch.getWorkgroupAttributions()) {
+      auto type = cast<MemRefType>(shared.getType());
+      if (!type.hasStaticShape())
+        return launch.emitError("cannot emulate on the CPU: workgroup memory "
+                                "of dynamic shape ")
+               << type;
+      mapping.map(shared, perBlock(MemRefType::get(
+                              type.getShape(), type.getElementType(),
+                              type.getLayout(), Attribute())));
+    }
+    perThreadValues.insert(launch.getThreadIds().x);
+    perThreadValues.insert(launch.getThreadIds().y);
+    perThreadValues.insert(launch.getThreadIds().z);
 
     Block::iterator terminator = Block::iterator(body.getTerminator());
-    if (boundaries.empty()) {
+    if (phased.empty() &&
+        llvm::none_of(body, [](Operation &op) { return isBoundary(&op); })) {
+      bool lanes = false;
+      body.walk([&](gpu::LaneIdOp) { lanes = true; });
       threads(
           [&] {
             for (Operation &op : llvm::make_range(body.begin(), terminator))
               cloneOp(op);
           },
-          /*withLinear=*/false);
-      launch.erase();
-      return success();
+          /*withLinear=*/lanes);
+    } else if (failed(emitSequence(body, body.begin(), terminator))) {
+      return failure();
     }
-
-    // Each phase: the ops that are the same for every thread of a block
-    // (pure, with no region, using no thread id nor a per-thread value: the
-    // block's indices) run once per block, the others per thread. A
-    // per-thread value a later phase uses is kept in a slot per thread; a
-    // reduction's operand is folded into one accumulator over the threads,
-    // and its result is the block's.
-    Value threadCount = arith::MulIOp::create(
-        b, loc, block.x, arith::MulIOp::create(b, loc, block.y, block.z));
-    llvm::SmallPtrSet<Value, 16> perThreadValues;
-    perThreadValues.insert(launch.getThreadIds().x);
-    perThreadValues.insert(launch.getThreadIds().y);
-    perThreadValues.insert(launch.getThreadIds().z);
-    DenseMap<Operation *, unsigned> phaseOf;
-    {
-      unsigned phase = 0;
-      for (Operation &op : llvm::make_range(body.begin(), terminator)) {
-        phaseOf[&op] = phase;
-        if (llvm::is_contained(boundaries, &op))
-          ++phase;
-      }
-    }
-    // Slots of the per-thread values used after their phase.
-    DenseMap<Value, Value> slots;
-    SmallVector<SmallVector<Value>> crossingByPhase(boundaries.size() + 1);
-    Block::iterator begin = body.begin();
-    for (auto [index, boundary] : llvm::enumerate(boundaries)) {
-      Block::iterator end = Block::iterator(boundary);
-      SmallVector<Operation *> uniform, perThread;
-      for (Operation &op : llvm::make_range(begin, end)) {
-        bool threadDependent =
-            isa<gpu::ThreadIdOp>(op) || op.getNumRegions() != 0 ||
-            !isMemoryEffectFree(&op) ||
-            llvm::any_of(op.getOperands(),
-                         [&](Value v) { return perThreadValues.contains(v); });
-        if (!threadDependent) {
-          uniform.push_back(&op);
-          continue;
-        }
-        perThread.push_back(&op);
-        for (Value result : op.getResults()) {
-          perThreadValues.insert(result);
-          bool later = llvm::any_of(result.getUsers(), [&](Operation *user) {
-            Operation *top = body.findAncestorOpInBlock(*user);
-            return top && phaseOf.lookup(top) > index;
-          });
-          if (!later)
-            continue;
-          if (!MemRefType::isValidElementType(result.getType()))
-            return op.emitError("cannot emulate on the CPU: a per-thread "
-                                "value of type ")
-                   << result.getType() << " is used after a gpu.all_reduce";
-          slots[result] = memref::AllocaOp::create(
-              b, loc, MemRefType::get({ShapedType::kDynamic}, result.getType()),
-              ValueRange{threadCount});
-          crossingByPhase[index].push_back(result);
-        }
-      }
-      for (Operation *op : uniform)
-        cloneOp(*op);
-      auto reduce = dyn_cast<gpu::AllReduceOp>(boundary);
-      Value acc, first;
-      if (reduce) {
-        Type type = reduce.getType();
-        acc = memref::AllocaOp::create(b, loc, MemRefType::get({}, type));
-        // The first thread's operand starts the fold: no identity needed.
-        first = memref::AllocaOp::create(b, loc,
-                                         MemRefType::get({}, b.getI1Type()));
-        memref::StoreOp::create(
-            b, loc, arith::ConstantIntOp::create(b, loc, 1, 1), first);
-      }
-      threads([&] {
-        reloadSlots(b, crossingByPhase, index, slots, mapping, linearThread);
-        for (Operation *op : perThread)
-          cloneOp(*op);
-        for (Value value : crossingByPhase[index])
-          memref::StoreOp::create(b, loc, mapping.lookup(value), slots[value],
-                                  linearThread);
-        if (!reduce)
-          return;
-        Type type = reduce.getType();
-        Value value = mapping.lookupOrDefault(reduce.getValue());
-        Value isFirst = memref::LoadOp::create(b, loc, first);
-        auto choose = scf::IfOp::create(b, loc, type, isFirst, true);
-        {
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPointToStart(&choose.getThenRegion().front());
-          scf::YieldOp::create(b, loc, value);
-          b.setInsertionPointToStart(&choose.getElseRegion().front());
-          Value old = memref::LoadOp::create(b, loc, acc);
-          scf::YieldOp::create(b, loc,
-                               combine(b, loc, *reduce.getOp(), old, value));
-        }
-        memref::StoreOp::create(b, loc, choose.getResult(0), acc);
-        memref::StoreOp::create(
-            b, loc, arith::ConstantIntOp::create(b, loc, 0, 1), first);
-      });
-      if (reduce)
-        mapping.map(reduce.getResult(), memref::LoadOp::create(b, loc, acc));
-      begin = std::next(end);
-    }
-    // The last phase, per thread.
-    threads([&] {
-      reloadSlots(b, crossingByPhase, boundaries.size(), slots, mapping,
-                  linearThread);
-      for (Operation &op : llvm::make_range(begin, terminator))
-        cloneOp(op);
-    });
     launch.erase();
     return success();
   }
 
 private:
-  /// Maps the per-thread values of the phases before `phase` to their
-  /// slots' elements for the thread at `linear`.
-  void reloadSlots(OpBuilder &b, ArrayRef<SmallVector<Value>> crossing,
-                   unsigned phase, DenseMap<Value, Value> &slots,
-                   IRMapping &mapping, Value linear) {
-    for (unsigned earlier = 0; earlier < phase; ++earlier)
-      for (Value value : crossing[earlier])
-        mapping.map(
-            value,
-            memref::LoadOp::create(b, loc, slots[value], linear).getResult());
+  /// The loops that hold a meeting point of the block's threads (through
+  /// loops only, from the body's top level); an error for one anywhere else.
+  LogicalResult findPhasedLoops(Block &body) {
+    WalkResult walk = body.walk([&](Operation *op) {
+      bool boundary = isBoundary(op);
+      if (!boundary) {
+        if (op != body.getTerminator() &&
+            isa<gpu::GPUDialect>(op->getDialect()) &&
+            !isa<gpu::BlockIdOp, gpu::ThreadIdOp, gpu::GridDimOp,
+                 gpu::BlockDimOp, gpu::LaneIdOp>(op)) {
+          op->emitError("cannot emulate '")
+              << op->getName()
+              << "' on the CPU (threads run one after another)";
+          return WalkResult::interrupt();
+        }
+        return WalkResult::advance();
+      }
+      if (auto r = dyn_cast<gpu::AllReduceOp>(op); r && !r.getOp()) {
+        op->emitError("cannot emulate on the CPU: a gpu.all_reduce must have "
+                      "a reduction kind");
+        return WalkResult::interrupt();
+      }
+      SmallVector<scf::ForOp> loops;
+      for (Operation *parent = op->getParentOp(); parent != launch;
+           parent = parent->getParentOp()) {
+        auto loop = dyn_cast<scf::ForOp>(parent);
+        if (!loop) {
+          op->emitError("cannot emulate on the CPU: '")
+              << op->getName()
+              << "' must be at the top level of the launch body or of loops "
+                 "there (scf.for), not inside '"
+              << parent->getName() << "'";
+          return WalkResult::interrupt();
+        }
+        loops.push_back(loop);
+      }
+      phased.insert(loops.begin(), loops.end());
+      return WalkResult::advance();
+    });
+    return failure(walk.wasInterrupted());
+  }
+
+  /// A buffer of `type` per block, allocated at the block's start.
+  Value perBlock(MemRefType type, ValueRange sizes = {}) {
+    OpBuilder::InsertionGuard guard(b);
+    if (lastAlloca)
+      b.setInsertionPointAfter(lastAlloca);
+    else
+      b.setInsertionPointToStart(blockBody);
+    auto buffer = memref::AllocaOp::create(b, loc, type, sizes);
+    lastAlloca = buffer;
+    return buffer;
+  }
+
+  /// A slot per thread for the per-thread `value`, reloaded at the start of
+  /// every later loop over the threads.
+  Value slotFor(Value value, Operation *diagnose) {
+    if (Value slot = slots.lookup(value))
+      return slot;
+    if (!MemRefType::isValidElementType(value.getType())) {
+      diagnose->emitError("cannot emulate on the CPU: a per-thread value of "
+                          "type ")
+          << value.getType() << " is used after its threads meet";
+      return nullptr;
+    }
+    Value slot = perBlock(
+        MemRefType::get({ShapedType::kDynamic}, value.getType()), threadCount);
+    slots[value] = slot;
+    slotOrder.push_back(value);
+    return slot;
+  }
+
+  /// Loops over the block's threads at the insertion point (left after
+  /// them), mapping the thread ids, and calls `perThread` inside with the
+  /// slots reloaded.
+  void threads(llvm::function_ref<void()> perThread, bool withLinear = true) {
+    OpBuilder::InsertionGuard guard(b);
+    for (auto [id, size] : {std::pair{launch.getThreadIds().z, block.z},
+                            std::pair{launch.getThreadIds().y, block.y},
+                            std::pair{launch.getThreadIds().x, block.x}}) {
+      auto loop = scf::ForOp::create(b, loc, zero, size, one);
+      mapping.map(id, loop.getInductionVar());
+      b.setInsertionPointToStart(loop.getBody());
+    }
+    if (!withLinear)
+      return perThread();
+    Value z =
+        arith::MulIOp::create(b, loc, mapping.lookup(launch.getThreadIds().z),
+                              arith::MulIOp::create(b, loc, block.y, block.x));
+    Value y = arith::MulIOp::create(
+        b, loc, mapping.lookup(launch.getThreadIds().y), block.x);
+    linearThread =
+        arith::AddIOp::create(b, loc, arith::AddIOp::create(b, loc, z, y),
+                              mapping.lookup(launch.getThreadIds().x));
+    for (Value value : slotOrder)
+      mapping.map(value,
+                  memref::LoadOp::create(b, loc, slots[value], linearThread)
+                      .getResult());
+    for (auto &[result, shuffle] : shuffles)
+      mapShuffle(result, shuffle);
+    perThread();
+  }
+
+  /// `shuffle`'s results for the thread at linearThread: its partner's
+  /// operand (from the operand's slot) and whether the partner is in range,
+  /// else its own operand.
+  void mapShuffle(Value, gpu::ShuffleOp shuffle) {
+    Value slot = slots.lookup(shuffle.getValue());
+    Type index = b.getIndexType();
+    Value c32 = arith::ConstantIndexOp::create(b, loc, 32);
+    Value lane = arith::RemUIOp::create(b, loc, linearThread, c32);
+    Value warp = arith::SubIOp::create(b, loc, linearThread, lane);
+    Value offset = arith::IndexCastOp::create(
+        b, loc, index, mapping.lookupOrDefault(shuffle.getOffset()));
+    Value width = arith::IndexCastOp::create(
+        b, loc, index, mapping.lookupOrDefault(shuffle.getWidth()));
+    Value partner;
+    switch (shuffle.getMode()) {
+    case gpu::ShuffleMode::XOR:
+      partner = arith::XOrIOp::create(b, loc, lane, offset);
+      break;
+    case gpu::ShuffleMode::UP:
+      partner = arith::SubIOp::create(b, loc, lane, offset);
+      break;
+    case gpu::ShuffleMode::DOWN:
+      partner = arith::AddIOp::create(b, loc, lane, offset);
+      break;
+    case gpu::ShuffleMode::IDX:
+      partner = offset;
+      break;
+    }
+    // In range: 0 <= partner < width (as a signed index: UP can go below).
+    Value valid = arith::AndIOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, partner, zero),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, partner,
+                              width));
+    Value source = arith::SelectOp::create(
+        b, loc, valid, arith::AddIOp::create(b, loc, warp, partner),
+        linearThread);
+    // A partner past the block's last thread holds nothing: its own value.
+    Value inBlock = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                          source, threadCount);
+    source = arith::SelectOp::create(b, loc, inBlock, source, linearThread);
+    valid = arith::AndIOp::create(b, loc, valid, inBlock);
+    mapping.map(shuffle.getShuffleResult(),
+                memref::LoadOp::create(b, loc, slot, source).getResult());
+    mapping.map(shuffle.getValid(), valid);
+  }
+
+  void cloneOp(Operation &op) {
+    if (auto id = dyn_cast<gpu::BlockIdOp>(op)) {
+      mapping.map(id.getResult(),
+                  mapping.lookup(dim(launch.getBlockIds(), id.getDimension())));
+      return;
+    }
+    if (auto id = dyn_cast<gpu::ThreadIdOp>(op)) {
+      mapping.map(id.getResult(), mapping.lookup(dim(launch.getThreadIds(),
+                                                     id.getDimension())));
+      return;
+    }
+    if (auto lane = dyn_cast<gpu::LaneIdOp>(op)) {
+      mapping.map(
+          lane.getResult(),
+          arith::RemUIOp::create(b, loc, linearThread,
+                                 arith::ConstantIndexOp::create(b, loc, 32)));
+      return;
+    }
+    if (auto d = dyn_cast<gpu::GridDimOp>(op)) {
+      mapping.map(d.getResult(), dim(grid, d.getDimension()));
+      return;
+    }
+    if (auto d = dyn_cast<gpu::BlockDimOp>(op)) {
+      mapping.map(d.getResult(), dim(block, d.getDimension()));
+      return;
+    }
+    b.clone(op, mapping);
+  }
+
+  /// Whether a user of a value defined by `op` of `blk` lies outside
+  /// `segment` (a later phase, a phased loop, a terminator).
+  static bool usedOutside(Value value, Block &blk,
+                          const llvm::SmallPtrSetImpl<Operation *> &segment) {
+    return llvm::any_of(value.getUsers(), [&](Operation *user) {
+      Operation *top = blk.findAncestorOpInBlock(*user);
+      return !top || !segment.contains(top);
+    });
+  }
+
+  /// Emits the ops [begin, end) of `blk` (the launch body or a phased
+  /// loop's body) in phases.
+  LogicalResult emitSequence(Block &blk, Block::iterator begin,
+                             Block::iterator end) {
+    Block::iterator start = begin;
+    for (Operation &op : llvm::make_range(begin, end)) {
+      auto loop = dyn_cast<scf::ForOp>(op);
+      if (!isBoundary(&op) && !(loop && phased.contains(loop)))
+        continue;
+      if (failed(emitSegment(blk, start, Block::iterator(op), &op)))
+        return failure();
+      if (loop && failed(emitPhasedLoop(loop)))
+        return failure();
+      start = std::next(Block::iterator(op));
+    }
+    return emitSegment(blk, start, end, nullptr);
+  }
+
+  /// One phase: the ops [begin, end) of `blk`, then `boundary` (a
+  /// reduction's fold, a shuffle's operand, a barrier; a phased loop is
+  /// emitted by the caller).
+  LogicalResult emitSegment(Block &blk, Block::iterator begin,
+                            Block::iterator end, Operation *boundary) {
+    llvm::SmallPtrSet<Operation *, 16> segment;
+    for (Operation &op : llvm::make_range(begin, end))
+      segment.insert(&op);
+    SmallVector<Operation *> uniform, perThread;
+    SmallVector<Value> crossing;
+    for (Operation &op : llvm::make_range(begin, end)) {
+      bool threadDependent =
+          isa<gpu::ThreadIdOp, gpu::LaneIdOp>(op) || op.getNumRegions() != 0 ||
+          !isMemoryEffectFree(&op) ||
+          llvm::any_of(op.getOperands(),
+                       [&](Value v) { return perThreadValues.contains(v); });
+      if (!threadDependent) {
+        uniform.push_back(&op);
+        continue;
+      }
+      perThread.push_back(&op);
+      for (Value result : op.getResults()) {
+        perThreadValues.insert(result);
+        if (!usedOutside(result, blk, segment))
+          continue;
+        if (!slotFor(result, &op))
+          return failure();
+        crossing.push_back(result);
+      }
+    }
+    for (Operation *op : uniform)
+      cloneOp(*op);
+
+    auto reduce = dyn_cast_or_null<gpu::AllReduceOp>(boundary);
+    auto shuffle = dyn_cast_or_null<gpu::ShuffleOp>(boundary);
+    Value acc, first;
+    if (reduce) {
+      Type type = reduce.getType();
+      acc = perBlock(MemRefType::get({}, type));
+      // The first thread's operand starts the fold: no identity needed.
+      first = perBlock(MemRefType::get({}, b.getI1Type()));
+      memref::StoreOp::create(
+          b, loc, arith::ConstantIntOp::create(b, loc, 1, 1), first);
+    }
+    // A shuffle's operand, per thread: kept in its slot for the partners.
+    Value operand = shuffle ? shuffle.getValue() : Value();
+    bool operandUniform = operand && !perThreadValues.contains(operand);
+    Value operandSlot;
+    if (operand) {
+      if (!(operandSlot = slotFor(operand, shuffle)))
+        return failure();
+    }
+    if (perThread.empty() && !reduce && !operandUniform && crossing.empty())
+      return success();
+    threads([&] {
+      for (Operation *op : perThread)
+        cloneOp(*op);
+      for (Value value : crossing)
+        memref::StoreOp::create(b, loc, mapping.lookup(value), slots[value],
+                                linearThread);
+      if (operandUniform)
+        memref::StoreOp::create(b, loc, mapping.lookupOrDefault(operand),
+                                operandSlot, linearThread);
+      if (!reduce)
+        return;
+      Type type = reduce.getType();
+      Value value = mapping.lookupOrDefault(reduce.getValue());
+      Value isFirst = memref::LoadOp::create(b, loc, first);
+      auto choose = scf::IfOp::create(b, loc, type, isFirst, true);
+      {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(&choose.getThenRegion().front());
+        scf::YieldOp::create(b, loc, value);
+        b.setInsertionPointToStart(&choose.getElseRegion().front());
+        Value old = memref::LoadOp::create(b, loc, acc);
+        scf::YieldOp::create(b, loc,
+                             combine(b, loc, *reduce.getOp(), old, value));
+      }
+      memref::StoreOp::create(b, loc, choose.getResult(0), acc);
+      memref::StoreOp::create(
+          b, loc, arith::ConstantIntOp::create(b, loc, 0, 1), first);
+    });
+    if (reduce)
+      mapping.map(reduce.getResult(), memref::LoadOp::create(b, loc, acc));
+    if (shuffle) {
+      // Its results are per thread, made afresh in each later loop over the
+      // threads from the operand's slot.
+      perThreadValues.insert(shuffle.getShuffleResult());
+      perThreadValues.insert(shuffle.getValid());
+      shuffles.emplace_back(shuffle.getShuffleResult(), shuffle);
+    }
+    return success();
+  }
+
+  /// A loop whose body meets: its bounds are the block's (uniform); its
+  /// carried values live in a slot per thread, set from the initial values
+  /// before it, from the yielded ones at the end of each iteration, and read
+  /// as its results after it.
+  LogicalResult emitPhasedLoop(scf::ForOp loop) {
+    for (Value bound :
+         {loop.getLowerBound(), loop.getUpperBound(), loop.getStep()})
+      if (perThreadValues.contains(bound))
+        return loop.emitError("cannot emulate on the CPU: a loop whose "
+                              "threads meet must have the same bounds in "
+                              "every thread of the block");
+    SmallVector<Value> carried;
+    for (auto [arg, result] :
+         llvm::zip(loop.getRegionIterArgs(), loop.getResults())) {
+      Value slot = slotFor(arg, loop);
+      if (!slot)
+        return failure();
+      perThreadValues.insert(arg);
+      perThreadValues.insert(result);
+      // The result is the slot's last value.
+      slots[result] = slot;
+      slotOrder.push_back(result);
+      carried.push_back(slot);
+    }
+    auto storeCarried = [&](ValueRange values) {
+      threads([&] {
+        SmallVector<Value> now = llvm::map_to_vector(
+            values, [&](Value v) { return mapping.lookupOrDefault(v); });
+        for (auto [value, slot] : llvm::zip(now, carried))
+          memref::StoreOp::create(b, loc, value, slot, linearThread);
+      });
+    };
+    if (!carried.empty())
+      storeCarried(loop.getInitArgs());
+    auto emulated = scf::ForOp::create(
+        b, loc, mapping.lookupOrDefault(loop.getLowerBound()),
+        mapping.lookupOrDefault(loop.getUpperBound()),
+        mapping.lookupOrDefault(loop.getStep()));
+    mapping.map(loop.getInductionVar(), emulated.getInductionVar());
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(emulated.getBody()->getTerminator());
+      Block &body = *loop.getBody();
+      if (failed(emitSequence(body, body.begin(),
+                              Block::iterator(body.getTerminator()))))
+        return failure();
+      if (!carried.empty())
+        storeCarried(body.getTerminator()->getOperands());
+    }
+    return success();
   }
 
   static Value dim(const gpu::KernelDim3 &dims, gpu::Dimension d) {
@@ -329,6 +513,21 @@ private:
 
   gpu::LaunchOp launch;
   Location loc;
+  OpBuilder b;
+  IRMapping mapping;
+  gpu::KernelDim3 grid, block;
+  Value zero, one, threadCount, linearThread;
+  /// The innermost block loop's body, and the last buffer allocated there.
+  Block *blockBody = nullptr;
+  Operation *lastAlloca = nullptr;
+  /// The loops whose bodies hold a meeting point.
+  llvm::SmallPtrSet<Operation *, 4> phased;
+  llvm::SmallPtrSet<Value, 16> perThreadValues;
+  /// Each per-thread value used past its phase, and its slot.
+  DenseMap<Value, Value> slots;
+  SmallVector<Value> slotOrder;
+  /// The shuffles met so far, their results remade in each thread loop.
+  SmallVector<std::pair<Value, gpu::ShuffleOp>> shuffles;
 };
 
 struct EmulateGPULaunchesPass

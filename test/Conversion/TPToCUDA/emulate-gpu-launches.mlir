@@ -43,9 +43,9 @@ func.func @flat(%out: memref<8xindex>) {
 // CHECK: scf.for
 // CHECK: scf.for
 // CHECK: scf.for %[[BX:.*]] =
-// CHECK: %[[ROW:.*]] = arith.addi %[[BX]], %{{.*}} : index
 // CHECK: %[[ACC:.*]] = memref.alloca() : memref<f32>
 // CHECK: %[[FIRST:.*]] = memref.alloca() : memref<i1>
+// CHECK: %[[ROW:.*]] = arith.addi %[[BX]], %{{.*}} : index
 // CHECK: scf.for
 // CHECK: scf.for
 // CHECK: scf.for %[[TX:.*]] =
@@ -135,7 +135,8 @@ func.func @phases(%x: memref<32xf32>, %y: memref<32xf32>, %z: memref<32xf32>) {
 
 // -----
 
-// A reduction inside a region of the body has no phase of its own.
+// A reduction inside a region of the body other than a loop has no phase of
+// its own.
 
 func.func @nested(%x: memref<32xf32>, %flag: i1) {
   %c1 = arith.constant 1 : index
@@ -144,7 +145,7 @@ func.func @nested(%x: memref<32xf32>, %flag: i1) {
              threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
     scf.if %flag {
       %v = memref.load %x[%tx] : memref<32xf32>
-      // expected-error @+1 {{cannot emulate on the CPU: a gpu.all_reduce must have a reduction kind and be at the top level of the launch body}}
+      // expected-error @+1 {{cannot emulate on the CPU: 'gpu.all_reduce' must be at the top level of the launch body or of loops there (scf.for), not inside 'scf.if'}}
       %sum = gpu.all_reduce add %v uniform {} : (f32) -> (f32)
       memref.store %sum, %x[%tx] : memref<32xf32>
     }
@@ -155,9 +156,28 @@ func.func @nested(%x: memref<32xf32>, %flag: i1) {
 
 // -----
 
-// Shuffles need threads that run together.
+// A shuffle ends a phase: each thread's operand is kept in a slot, and the
+// next loop over the threads reads its partner's (lane ^ offset, within the
+// warp of 32 and the width; else its own, and %ok is false).
 
-func.func @shuffle(%x: memref<32xf32>) {
+// CHECK-LABEL: func.func @shuffle
+// CHECK: %[[SLOT:.*]] = memref.alloca(%{{.*}}) : memref<?xf32>
+// CHECK: scf.for %[[TX:.*]] = %{{.*}} to %c32 step
+// CHECK: %[[LINEAR:.*]] = arith.addi %{{.*}}, %[[TX]] : index
+// CHECK: %[[V:.*]] = memref.load %{{.*}}[%[[TX]]] : memref<32xf32>
+// CHECK: memref.store %[[V]], %[[SLOT]][%[[LINEAR]]] : memref<?xf32>
+// CHECK: scf.for %[[TX2:.*]] = %{{.*}} to %c32 step
+// CHECK: %[[LINEAR2:.*]] = arith.addi %{{.*}}, %[[TX2]] : index
+// CHECK: %[[LANE:.*]] = arith.remui %[[LINEAR2]], %{{.*}} : index
+// CHECK: %[[WARP:.*]] = arith.subi %[[LINEAR2]], %[[LANE]] : index
+// CHECK: %[[PARTNER:.*]] = arith.xori %[[LANE]], %{{.*}} : index
+// CHECK: %[[SOURCE:.*]] = arith.addi %[[WARP]], %[[PARTNER]] : index
+// CHECK: %[[PICK:.*]] = arith.select %{{.*}}, %[[SOURCE]], %[[LINEAR2]] : index
+// CHECK: %[[IN:.*]] = arith.select %{{.*}}, %[[PICK]], %[[LINEAR2]] : index
+// CHECK: %[[S:.*]] = memref.load %[[SLOT]][%[[IN]]] : memref<?xf32>
+// CHECK: memref.store %[[S]], %{{.*}}[%[[TX2]]] : memref<32xf32>
+// CHECK-NOT: gpu.
+func.func @shuffle(%x: memref<32xf32>, %y: memref<32xf32>) {
   %c1 = arith.constant 1 : index
   %c32 = arith.constant 32 : index
   %c1_i32 = arith.constant 1 : i32
@@ -165,9 +185,86 @@ func.func @shuffle(%x: memref<32xf32>) {
   gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
              threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
     %v = memref.load %x[%tx] : memref<32xf32>
-    // expected-error @+1 {{cannot emulate 'gpu.shuffle' on the CPU (threads run one after another)}}
     %s, %ok = gpu.shuffle xor %v, %c1_i32, %c32_i32 : f32
-    memref.store %s, %x[%tx] : memref<32xf32>
+    memref.store %s, %y[%tx] : memref<32xf32>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// A loop whose body has a barrier runs once per block; each iteration runs the
+// body's phases, each a loop over the threads. Workgroup memory is a buffer per
+// block. A value the loop carries is per thread: its slot is set from the
+// initial value before the loop and from the yielded one after each
+// iteration, and it is the loop's result after it.
+
+// CHECK-LABEL: func.func @tiles
+// CHECK: scf.for %[[BX:.*]] =
+// CHECK: %[[SHARED:.*]] = memref.alloca() : memref<32xf32>
+// CHECK: %[[CARRIED:.*]] = memref.alloca(%{{.*}}) : memref<?xf32>
+// CHECK: scf.for %[[TX0:.*]] = %{{.*}} to %c32 step
+// CHECK: memref.store %{{.*}}, %[[CARRIED]][%{{.*}}] : memref<?xf32>
+// CHECK: scf.for %[[TILE:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK: scf.for %[[TX1:.*]] = %{{.*}} to %c32 step
+// CHECK: %[[G:.*]] = arith.addi %[[TILE]], %[[TX1]] : index
+// CHECK: %[[E:.*]] = memref.load %{{.*}}[%[[G]]] : memref<128xf32>
+// CHECK: memref.store %[[E]], %[[SHARED]][%[[TX1]]] : memref<32xf32>
+// CHECK: scf.for %[[TX2:.*]] = %{{.*}} to %c32 step
+// CHECK: %[[ACC:.*]] = memref.load %[[CARRIED]][%{{.*}}] : memref<?xf32>
+// CHECK: %[[NEXT:.*]] = arith.subi %{{.*}}, %[[TX2]] : index
+// CHECK: %[[W:.*]] = memref.load %[[SHARED]][%[[NEXT]]] : memref<32xf32>
+// CHECK: %[[SUM:.*]] = arith.addf %[[ACC]], %[[W]] : f32
+// CHECK: memref.store %[[SUM]], %{{.*}}[%{{.*}}] : memref<?xf32>
+// CHECK: scf.for %[[TX3:.*]] = %{{.*}} to %c32 step
+// CHECK: memref.store %{{.*}}, %[[CARRIED]][%{{.*}}] : memref<?xf32>
+// CHECK: scf.for %[[TX4:.*]] = %{{.*}} to %c32 step
+// CHECK: memref.load %[[CARRIED]][%{{.*}}] : memref<?xf32>
+// CHECK: %[[R:.*]] = memref.load %[[CARRIED]][%{{.*}}] : memref<?xf32>
+// CHECK: memref.store %[[R]], %{{.*}}[%[[TX4]]] : memref<32xf32>
+// CHECK-NOT: gpu.
+func.func @tiles(%x: memref<128xf32>, %y: memref<32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c31 = arith.constant 31 : index
+  %c32 = arith.constant 32 : index
+  %c128 = arith.constant 128 : index
+  %zero = arith.constant 0.0 : f32
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1)
+             workgroup(%shared : memref<32xf32, #gpu.address_space<workgroup>>) {
+    %sum = scf.for %tile = %c0 to %c128 step %c32 iter_args(%acc = %zero) -> (f32) {
+      %g = arith.addi %tile, %tx : index
+      %e = memref.load %x[%g] : memref<128xf32>
+      memref.store %e, %shared[%tx] : memref<32xf32, #gpu.address_space<workgroup>>
+      gpu.barrier
+      %next = arith.subi %c31, %tx : index
+      %w = memref.load %shared[%next] : memref<32xf32, #gpu.address_space<workgroup>>
+      %s = arith.addf %acc, %w : f32
+      gpu.barrier
+      scf.yield %s : f32
+    }
+    memref.store %sum, %y[%tx] : memref<32xf32>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// Threads that meet in a loop must all run it the same number of times.
+
+func.func @uneven(%x: memref<32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    // expected-error @+1 {{cannot emulate on the CPU: a loop whose threads meet must have the same bounds in every thread of the block}}
+    scf.for %i = %c0 to %tx step %c1 {
+      gpu.barrier
+    }
     gpu.terminator
   }
   return
