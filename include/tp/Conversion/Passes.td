@@ -799,6 +799,68 @@ def LowerStridedCopiesPass
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def FuseAttentionPass : Pass<"tp-fuse-attention", "::mlir::func::FuncOp"> {
+  let summary = "Attention on buffers (scores, their scale and masks, softmax, weighted sum) becomes one flash-style gpu.launch that never writes the scores";
+  let description = [{
+    Runs in the CUDA lowering (and `--emulate-gpu-mapping`) on bufferized
+    IR before the GEMM matcher, and replaces each sequence, in order in one
+    block (allocations, frees and pure ops may lie between), of
+    - a fill of a fresh scores buffer with 0 and the contraction
+      `S[..., q, k] += Q[...] * K[...]` over one head dimension (each
+      operand optionally widened), where exactly one dimension of S before
+      the last (the query's) is read by the queries and not by the keys;
+    - any pointwise ops on the scores (their scale, an additive mask, a
+      mask from `linalg.index` comparisons), in place or into a fresh
+      buffer of their shape, their other operands unchanged here;
+    - the softmax over the last dimension: a max-reduction from a fill of
+      at most -1e30 (or NaN, which maxnumf ignores), `exp(S - max)`, a sum-reduction from a fill of 0 and
+      `S / sum`;
+    - the contraction `O[...] += P[..., q, k] * V[...]` over the keys, from
+      a fill of 0 (or onto what O holds), where the values do not read the
+      query dimension;
+    when the scores and the softmax's rows are used by nothing else (but
+    their frees), the shapes are static, both head dimensions are at most
+    128, and the kernel is faster on the cost model's machine
+    (`cost-model`, as `--tp-propagate`'s): its multiply-adds run on the CUDA
+    cores, so it must beat the two GEMMs at their rate (tensor cores for
+    16-bit operands, and for f32 at `matmul-precision` high or medium) plus
+    the scores' four trips through memory and two more launches (2 us each).
+    The GPT-2-small attention in f32 fuses; a Llama-7B-sized one in bf16
+    (2048 tokens) stays on cuBLAS until the kernel uses tensor cores. The kernel: a block per 16 consecutive queries of one
+    (batch, head, ...) index, 4 warps of 4 query rows; the queries staged
+    once in workgroup memory, then per tile of 32 keys the keys and values
+    staged (`gpu.barrier`), each lane scoring one key for each of its warp's
+    rows (the pointwise ops' bodies cloned, their operands read at the
+    score's indices, the score rounded as the scores are stored), the
+    row's maximum and sum updated online (warp shuffles), the weights
+    staged, and each lane accumulating its features (`lane + 32c`) rescaled
+    by `exp(old max - new max)`. The outputs are divided by the sum and
+    stored (rounded to O's type). Everything is computed in f32 (f16 and
+    bf16 operands are widened); a row whose scores are all -inf gives NaN,
+    as the unfused softmax does. Anything else (another softmax form, a
+    head dimension over 128, a scores buffer read elsewhere) keeps the
+    unfused path: GEMM calls and row kernels.
+
+    Example: the GPT-2 attention (`bench/gen_gpt.py`: S[b, h, i, j] from
+    Q[b, i, h, d] and K[b, j, h, d], `S * 0.125 + mask[i, j]`, softmax,
+    O[b, i, h, d] from P and V[b, j, h, d]) on 4 x 12 heads of 128 tokens
+    becomes one launch of 4 * 12 * 8 blocks of 128 threads in place of two
+    batched GEMM calls and a row kernel.
+  }];
+  let options = [
+    Option<"costModel", "cost-model", "std::string", /*default=*/"\"h200\"",
+           "The machine that decides whether fusing pays: h200 (built in) or a machine-model file">,
+    Option<"matmulPrecision", "matmul-precision", "std::string",
+           /*default=*/"\"highest\"",
+           "The program's f32 GEMM precision (highest, high, medium): the unfused GEMMs' rate">,
+  ];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect",
+    "::mlir::math::MathDialect"
+  ];
+}
+
 def MapLinalgToGPUPass : Pass<"tp-map-linalg-to-gpu", "::mlir::func::FuncOp"> {
   let summary = "Structured ops on buffers become gpu.launch kernels: flat and coalesced for pointwise ops, a block per output element for reductions, a block per row for a normalization or softmax";
   let description = [{

@@ -44,6 +44,12 @@ void mlir::tp::buildLowerToCPUPipeline(OpPassManager &pm,
   // As the CUDA lowering: the bias, residual and GELU loops around a GEMM
   // go into its call (the runtime's CPU epilogues check what cuBLASLt's do).
   gemm.epilogues = options.emulateGpuMapping;
+  // And its attention kernel, run by the emulation below.
+  if (options.emulateGpuMapping) {
+    FuseAttentionPassOptions attention;
+    attention.matmulPrecision = options.matmulPrecision;
+    pm.addNestedPass<func::FuncOp>(createFuseAttentionPass(attention));
+  }
   pm.addPass(createConvertGemmToBlasPass(gemm));
   // The entry points' own buffers in one arena the session allocates once:
   // after the GEMM matcher, which folds ops into a GEMM whose output is a

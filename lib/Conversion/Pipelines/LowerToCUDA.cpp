@@ -34,6 +34,12 @@ void mlir::tp::buildLowerToCUDAPipeline(OpPassManager &pm,
   // GEMMs: the shared recogniser, the same entry point; the CUDA runtime
   // runs them with cuBLAS on the rank's stream, or cuBLASLt with the bias,
   // residual and GELU loops around them folded in as epilogues.
+  // Attention (scores, softmax, weighted sum) as one kernel, before its
+  // contractions would become GEMM calls.
+  FuseAttentionPassOptions attention;
+  attention.costModel = options.costModel;
+  attention.matmulPrecision = options.matmulPrecision;
+  pm.addNestedPass<func::FuncOp>(createFuseAttentionPass(attention));
   ConvertGemmToBlasPassOptions gemms;
   gemms.epilogues = true;
   pm.addPass(createConvertGemmToBlasPass(gemms));

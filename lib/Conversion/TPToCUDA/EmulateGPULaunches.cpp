@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/ScopeExit.h"
 
 namespace mlir::tp {
 #define GEN_PASS_DEF_EMULATEGPULAUNCHESPASS
@@ -486,6 +487,11 @@ private:
         mapping.lookupOrDefault(loop.getUpperBound()),
         mapping.lookupOrDefault(loop.getStep()));
     mapping.map(loop.getInductionVar(), emulated.getInductionVar());
+    // The body's shuffles are remade in its own thread loops only: nothing
+    // after the loop uses them, and their operands are the body's.
+    size_t outerShuffles = shuffles.size();
+    auto dropBodyShuffles =
+        llvm::make_scope_exit([&] { shuffles.resize(outerShuffles); });
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPoint(emulated.getBody()->getTerminator());

@@ -1,0 +1,1052 @@
+//===- FuseAttention.cpp - Scores, softmax and weighted sum as one kernel -===//
+//
+// Part of tp-mlir, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// Attention on buffers (see the pass description in Passes.td): the scores
+// contraction, the pointwise ops on the scores (scale, masks), the softmax
+// over the keys and the weighted sum of the values become one gpu.launch that
+// never writes the scores: a block per 16 query rows, four warps of four rows
+// each, the keys in tiles of 32 (one per lane) staged with the values in
+// workgroup memory, and the softmax computed online (a running maximum and
+// sum per row, the accumulated output rescaled as they change).
+//
+//===----------------------------------------------------------------------===//
+
+#include "tp/Conversion/Passes.h"
+#include "tp/Dialect/TP/Transforms/CostModel.h"
+
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <cmath>
+#include <limits>
+
+namespace mlir::tp {
+#define GEN_PASS_DEF_FUSEATTENTIONPASS
+#include "tp/Conversion/Passes.h.inc"
+} // namespace mlir::tp
+
+using namespace mlir;
+
+namespace {
+
+/// The kernel's tiling: query rows per warp, warps per block, keys per tile
+/// (one per lane).
+constexpr int64_t kRowsPerWarp = 4;
+constexpr int64_t kWarps = 4;
+constexpr int64_t kRowsPerBlock = kRowsPerWarp * kWarps;
+constexpr int64_t kKeysPerTile = 32;
+/// The largest head dimensions whose tiles fit the 48 KiB of static
+/// workgroup memory (staged as f32).
+constexpr int64_t kMaxHeadDim = 128;
+
+/// A contraction `out += a * b` (each operand optionally widened first) with
+/// one reduction loop, on statically shaped buffers of floats.
+struct Contraction {
+  linalg::GenericOp op;
+  /// Its reduction loop.
+  unsigned reduction;
+};
+
+std::optional<Contraction> matchContraction(linalg::GenericOp op) {
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      !op.hasPureBufferSemantics())
+    return std::nullopt;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (llvm::any_of(ranges, ShapedType::isDynamic))
+    return std::nullopt;
+  std::optional<unsigned> reduction;
+  for (auto [i, type] : llvm::enumerate(op.getIteratorTypesArray())) {
+    if (type != utils::IteratorType::reduction)
+      continue;
+    if (reduction)
+      return std::nullopt;
+    reduction = i;
+  }
+  if (!reduction)
+    return std::nullopt;
+  for (AffineMap map : op.getIndexingMapsArray())
+    if (!map.isProjectedPermutation())
+      return std::nullopt;
+  if (op.getMatchingIndexingMap(op.getDpsInitOperand(0))
+          .isFunctionOfDim(*reduction))
+    return std::nullopt;
+  Block *body = op.getBlock();
+  auto yield = cast<linalg::YieldOp>(body->getTerminator());
+  auto add = yield.getValues()[0].getDefiningOp<arith::AddFOp>();
+  if (!add)
+    return std::nullopt;
+  BlockArgument a = body->getArgument(0), bArg = body->getArgument(1),
+                out = body->getArgument(2);
+  Value product = add.getLhs() == out   ? add.getRhs()
+                  : add.getRhs() == out ? add.getLhs()
+                                        : Value();
+  auto mul = product ? product.getDefiningOp<arith::MulFOp>() : nullptr;
+  if (!mul)
+    return std::nullopt;
+  auto source = [](Value v) {
+    if (auto ext = v.getDefiningOp<arith::ExtFOp>())
+      return ext.getIn();
+    return v;
+  };
+  Value x = source(mul.getLhs()), y = source(mul.getRhs());
+  if (!((x == a && y == bArg) || (x == bArg && y == a)))
+    return std::nullopt;
+  return Contraction{op, *reduction};
+}
+
+/// The one loop `map`'s result `index` is.
+unsigned loopOf(AffineMap map, unsigned index) {
+  return cast<AffineDimExpr>(map.getResult(index)).getPosition();
+}
+
+bool isIdentityOn(linalg::GenericOp op, OpOperand *operand) {
+  return op.getMatchingIndexingMap(operand).isIdentity();
+}
+
+/// Whether every loop of `op` is parallel.
+bool allParallel(linalg::GenericOp op) {
+  return llvm::all_of(op.getIteratorTypesArray(), [](utils::IteratorType t) {
+    return t == utils::IteratorType::parallel;
+  });
+}
+
+/// A reduction of the scores over their last dimension into a buffer of one
+/// element per row, its body `combine(in, out)`; the combining op.
+template <typename... Combine>
+Operation *matchRowReduction(linalg::GenericOp op, Value scores) {
+  if (op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
+      op.getDpsInputs()[0] != scores ||
+      !isIdentityOn(op, op.getDpsInputOperand(0)))
+    return nullptr;
+  unsigned last = op.getNumLoops() - 1;
+  for (auto [i, type] : llvm::enumerate(op.getIteratorTypesArray()))
+    if ((type == utils::IteratorType::reduction) != (i == last))
+      return nullptr;
+  AffineMap out = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  if (out !=
+      AffineMap::getMultiDimIdentityMap(op.getNumLoops(), op.getContext())
+          .dropResult(last))
+    return nullptr;
+  Block *body = op.getBlock();
+  Operation *combine = cast<linalg::YieldOp>(body->getTerminator())
+                           .getValues()[0]
+                           .getDefiningOp();
+  if (!combine || !isa<Combine...>(combine) || combine->getBlock() != body)
+    return nullptr;
+  Value in = body->getArgument(0), acc = body->getArgument(1);
+  if (!((combine->getOperand(0) == in && combine->getOperand(1) == acc) ||
+        (combine->getOperand(0) == acc && combine->getOperand(1) == in)))
+    return nullptr;
+  return combine;
+}
+
+/// A pointwise op over the scores' shape reading `scores` (identity) and
+/// one row buffer `rows` (the scores' map without its last dimension),
+/// writing a buffer of the scores' shape (identity), with a body
+/// `yield f(scores, rows)`; the yielded value's op.
+Operation *matchRowPointwise(linalg::GenericOp op, Value scores, Value rows) {
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      !allParallel(op) || op.getDpsInputs()[0] != scores ||
+      op.getDpsInputs()[1] != rows ||
+      !isIdentityOn(op, op.getDpsInputOperand(0)) ||
+      !isIdentityOn(op, op.getDpsInitOperand(0)))
+    return nullptr;
+  unsigned last = op.getNumLoops() - 1;
+  if (op.getMatchingIndexingMap(op.getDpsInputOperand(1)) !=
+      AffineMap::getMultiDimIdentityMap(op.getNumLoops(), op.getContext())
+          .dropResult(last))
+    return nullptr;
+  return cast<linalg::YieldOp>(op.getBlock()->getTerminator())
+      .getValues()[0]
+      .getDefiningOp();
+}
+
+/// Whether `fill` writes `value`'s constant into `buffer`, with `accept`
+/// judging the constant.
+bool fills(linalg::FillOp fill, Value buffer,
+           llvm::function_ref<bool(double)> accept) {
+  if (!fill || fill.getOutputs()[0] != buffer)
+    return false;
+  auto constant = fill.getInputs()[0].getDefiningOp<arith::ConstantOp>();
+  auto value = constant ? dyn_cast<FloatAttr>(constant.getValue()) : nullptr;
+  return value && accept(value.getValueAsDouble());
+}
+
+/// A statically shaped, identity-laid-out buffer of a fresh allocation.
+bool isFreshBuffer(Value buffer) {
+  auto type = dyn_cast<MemRefType>(buffer.getType());
+  return type && type.hasStaticShape() && type.getLayout().isIdentity() &&
+         isa_and_nonnull<memref::AllocOp>(buffer.getDefiningOp());
+}
+
+/// One attention found in a block, in program order.
+struct Attention {
+  Contraction scores, weighted;
+  /// The pointwise ops on the scores before the softmax.
+  SmallVector<linalg::GenericOp> transforms;
+  /// The ops the kernel replaces (the fills, contractions, pointwise ops
+  /// and reductions), in order.
+  SmallVector<Operation *> ops;
+  /// The buffers only the replaced ops use (the scores, the softmax's
+  /// rows), which go with them.
+  llvm::SetVector<Value> internal;
+  /// Whether the output starts from zero (else the sum adds to it).
+  bool outputZeroed = false;
+  /// Of the scores (their rank r): the query dimension (in the queries, not
+  /// in the keys) and the others before the last (the key dimension).
+  unsigned queryDim = 0;
+  SmallVector<unsigned> batchDims;
+  /// The weighted sum's loop along the values' feature dimension.
+  unsigned featureLoop = 0;
+  /// Which input of the scores contraction is the queries (the other the
+  /// keys), and which of the weighted sum's is the probabilities (the other
+  /// the values).
+  unsigned queryInput = 0, probInput = 0;
+};
+
+class Matcher {
+public:
+  /// The attention whose scores contraction is `op`, when the ops after it
+  /// are one.
+  std::optional<Attention> match(linalg::GenericOp op) {
+    std::optional<Contraction> qk = matchContraction(op);
+    if (!qk)
+      return std::nullopt;
+    Attention att;
+    att.scores = *qk;
+    Value scores = op.getDpsInits()[0];
+    if (!isFreshBuffer(scores))
+      return std::nullopt;
+    auto scoresType = cast<MemRefType>(scores.getType());
+    int64_t rank = scoresType.getRank();
+    if (rank < 2)
+      return std::nullopt;
+    // The fill that starts the scores at zero, just before.
+    auto fill =
+        dyn_cast_or_null<linalg::FillOp>(skipBackward(op->getPrevNode()));
+    if (!fills(fill, scores, [](double v) { return v == 0.0; }))
+      return std::nullopt;
+    att.ops.push_back(fill);
+    att.ops.push_back(op);
+    att.internal.insert(scores);
+    if (!rolesOfScores(att))
+      return std::nullopt;
+
+    // The pointwise ops on the scores, then the softmax.
+    Value current = scores;
+    Operation *cursor = op->getNextNode();
+    auto next = [&]() -> Operation * {
+      cursor = skipForward(cursor);
+      Operation *found = cursor;
+      if (cursor)
+        cursor = cursor->getNextNode();
+      return found;
+    };
+    Operation *at = next();
+    while (auto t = dyn_cast_or_null<linalg::GenericOp>(at)) {
+      if (!isScoreTransform(t, current))
+        break;
+      att.transforms.push_back(t);
+      att.ops.push_back(t);
+      current = t.getDpsInits()[0];
+      att.internal.insert(current);
+      at = next();
+    }
+    // max over the keys, from -inf (or a value no score is below).
+    // (NaN, which maxnumf ignores, is the identity a decomposed amax uses.)
+    auto maxFill = dyn_cast_or_null<linalg::FillOp>(at);
+    auto maxOp = dyn_cast_or_null<linalg::GenericOp>(next());
+    Operation *max =
+        maxOp ? matchRowReduction<arith::MaxNumFOp, arith::MaximumFOp>(maxOp,
+                                                                       current)
+              : nullptr;
+    if (!maxFill || !max)
+      return std::nullopt;
+    Value maxRows = maxOp.getDpsInits()[0];
+    bool ignoresNaN = isa<arith::MaxNumFOp>(max);
+    if (!isFreshBuffer(maxRows) || !fills(maxFill, maxRows, [&](double v) {
+          return v <= -1e30 || (ignoresNaN && std::isnan(v));
+        }))
+      return std::nullopt;
+    att.ops.append({maxFill, maxOp});
+    att.internal.insert(maxRows);
+    // exp(scores - max)
+    auto expOp = dyn_cast_or_null<linalg::GenericOp>(next());
+    Operation *exp =
+        expOp ? matchRowPointwise(expOp, current, maxRows) : nullptr;
+    auto expm = dyn_cast_or_null<math::ExpOp>(exp);
+    auto sub =
+        expm ? expm.getOperand().getDefiningOp<arith::SubFOp>() : nullptr;
+    Block *expBody = expOp ? expOp.getBlock() : nullptr;
+    if (!sub || sub.getLhs() != expBody->getArgument(0) ||
+        sub.getRhs() != expBody->getArgument(1))
+      return std::nullopt;
+    att.ops.push_back(expOp);
+    current = expOp.getDpsInits()[0];
+    att.internal.insert(current);
+    // sum over the keys, from zero.
+    auto sumFill = dyn_cast_or_null<linalg::FillOp>(next());
+    auto sumOp = dyn_cast_or_null<linalg::GenericOp>(next());
+    if (!sumFill || !sumOp || !matchRowReduction<arith::AddFOp>(sumOp, current))
+      return std::nullopt;
+    Value sumRows = sumOp.getDpsInits()[0];
+    if (!isFreshBuffer(sumRows) ||
+        !fills(sumFill, sumRows, [](double v) { return v == 0.0; }))
+      return std::nullopt;
+    att.ops.append({sumFill, sumOp});
+    att.internal.insert(sumRows);
+    // scores / sum
+    auto divOp = dyn_cast_or_null<linalg::GenericOp>(next());
+    auto div = dyn_cast_or_null<arith::DivFOp>(
+        divOp ? matchRowPointwise(divOp, current, sumRows) : nullptr);
+    if (!div || div.getLhs() != divOp.getBlock()->getArgument(0) ||
+        div.getRhs() != divOp.getBlock()->getArgument(1))
+      return std::nullopt;
+    att.ops.push_back(divOp);
+    current = divOp.getDpsInits()[0];
+    att.internal.insert(current);
+
+    // The weighted sum, from zero or onto the output.
+    at = next();
+    if (auto outFill = dyn_cast_or_null<linalg::FillOp>(at)) {
+      auto pv = dyn_cast_or_null<linalg::GenericOp>(next());
+      if (!pv || pv.getNumDpsInits() != 1 ||
+          !fills(outFill, pv.getDpsInits()[0],
+                 [](double v) { return v == 0.0; }))
+        return std::nullopt;
+      att.ops.push_back(outFill);
+      att.outputZeroed = true;
+      at = pv;
+    }
+    auto pv = dyn_cast_or_null<linalg::GenericOp>(at);
+    std::optional<Contraction> weighted =
+        pv ? matchContraction(pv) : std::nullopt;
+    if (!weighted)
+      return std::nullopt;
+    if (pv.getDpsInputs()[0] == current)
+      att.probInput = 0;
+    else if (pv.getDpsInputs()[1] == current)
+      att.probInput = 1;
+    else
+      return std::nullopt;
+    if (pv.getDpsInputs()[0] == pv.getDpsInputs()[1])
+      return std::nullopt;
+    att.weighted = *weighted;
+    att.ops.push_back(pv);
+    if (!rolesOfWeighted(att) || !onlyUsedHere(att))
+      return std::nullopt;
+    return att;
+  }
+
+private:
+  /// Ops the attention's ops may stand apart by: allocations, frees and
+  /// pure ops without regions (constants, views).
+  static bool isIntervening(Operation *op) {
+    if (isa<memref::AllocOp, memref::AllocaOp, memref::DeallocOp>(op))
+      return true;
+    return op->getNumRegions() == 0 && isMemoryEffectFree(op) &&
+           !isa<linalg::LinalgOp>(op);
+  }
+  static Operation *skipForward(Operation *op) {
+    while (op && isIntervening(op))
+      op = op->getNextNode();
+    return op;
+  }
+  static Operation *skipBackward(Operation *op) {
+    while (op && isIntervening(op))
+      op = op->getPrevNode();
+    return op;
+  }
+
+  /// The scores' dimensions: the last is the keys'; the query dimension is
+  /// the one other the queries read and the keys do not; the keys and the
+  /// values must not read it (a block's rows share their tiles).
+  static bool rolesOfScores(Attention &att) {
+    linalg::GenericOp op = att.scores.op;
+    AffineMap out = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+    unsigned rank = out.getNumResults();
+    unsigned keyLoop = loopOf(out, rank - 1);
+    // The queries are the input that does not read the key loop.
+    att.queryInput = op.getMatchingIndexingMap(op.getDpsInputOperand(0))
+                             .isFunctionOfDim(keyLoop)
+                         ? 1
+                         : 0;
+    AffineMap q =
+        op.getMatchingIndexingMap(op.getDpsInputOperand(att.queryInput));
+    AffineMap k =
+        op.getMatchingIndexingMap(op.getDpsInputOperand(1 - att.queryInput));
+    if (q.isFunctionOfDim(keyLoop) || !k.isFunctionOfDim(keyLoop) ||
+        !q.isFunctionOfDim(att.scores.reduction) ||
+        !k.isFunctionOfDim(att.scores.reduction))
+      return false;
+    std::optional<unsigned> query;
+    for (unsigned d = 0; d + 1 < rank; ++d) {
+      unsigned loop = loopOf(out, d);
+      if (q.isFunctionOfDim(loop) && !k.isFunctionOfDim(loop)) {
+        if (query)
+          return false;
+        query = d;
+        continue;
+      }
+      att.batchDims.push_back(d);
+    }
+    if (!query)
+      return false;
+    att.queryDim = *query;
+    int64_t headDim = op.getStaticLoopRanges()[att.scores.reduction];
+    return headDim <= kMaxHeadDim;
+  }
+
+  /// The weighted sum reads the probabilities as the scores are laid out
+  /// (its reduction loop their last dimension), and values that do not
+  /// depend on the query; each output element is one (row, feature).
+  static bool rolesOfWeighted(Attention &att) {
+    linalg::GenericOp pv = att.weighted.op;
+    AffineMap p =
+        pv.getMatchingIndexingMap(pv.getDpsInputOperand(att.probInput));
+    AffineMap v =
+        pv.getMatchingIndexingMap(pv.getDpsInputOperand(1 - att.probInput));
+    AffineMap out = pv.getMatchingIndexingMap(pv.getDpsInitOperand(0));
+    unsigned rank = p.getNumResults();
+    auto scoresType =
+        cast<MemRefType>(att.scores.op.getDpsInits()[0].getType());
+    if (rank != scoresType.getRank() ||
+        loopOf(p, rank - 1) != att.weighted.reduction ||
+        !v.isFunctionOfDim(att.weighted.reduction) ||
+        v.isFunctionOfDim(loopOf(p, att.queryDim)))
+      return false;
+    // The one parallel loop the probabilities do not use: the feature.
+    std::optional<unsigned> feature;
+    for (unsigned loop = 0; loop < pv.getNumLoops(); ++loop) {
+      if (loop == att.weighted.reduction || p.isFunctionOfDim(loop))
+        continue;
+      if (feature)
+        return false;
+      feature = loop;
+    }
+    if (!feature || !v.isFunctionOfDim(*feature) ||
+        out.getNumResults() != pv.getNumLoops() - 1)
+      return false;
+    att.featureLoop = *feature;
+    int64_t features = pv.getStaticLoopRanges()[*feature];
+    if (features > kMaxHeadDim)
+      return false;
+    // The keys of the keys and of the values agree.
+    return pv.getStaticLoopRanges()[att.weighted.reduction] ==
+           scoresType.getShape()[rank - 1];
+  }
+
+  /// A pointwise op on the scores before the softmax: it reads `scores`
+  /// (identity), writes a buffer of their shape (identity; the scores or a
+  /// fresh one), and reads anything else unchanged by the attention; its
+  /// body is pure and does not read what it writes.
+  static bool isScoreTransform(linalg::GenericOp op, Value scores) {
+    if (op.getNumDpsInits() != 1 || !allParallel(op) ||
+        !op.hasPureBufferSemantics() ||
+        !isIdentityOn(op, op.getDpsInitOperand(0)) ||
+        op.getDpsInits()[0].getType() != scores.getType())
+      return false;
+    Value out = op.getDpsInits()[0];
+    if (out != scores && !isFreshBuffer(out))
+      return false;
+    bool readsScores = false;
+    for (OpOperand *in : op.getDpsInputOperands()) {
+      if (in->get() == scores) {
+        if (readsScores || !isIdentityOn(op, in))
+          return false;
+        readsScores = true;
+        continue;
+      }
+      if (in->get() == out ||
+          !op.getMatchingIndexingMap(in).isProjectedPermutation())
+        return false;
+    }
+    if (!readsScores || !op.getBlock()->getArguments().back().use_empty())
+      return false;
+    for (Operation &inner : op.getBlock()->without_terminator())
+      if (inner.getNumRegions() || !isMemoryEffectFree(&inner))
+        return false;
+    return true;
+  }
+
+  /// The scores and rows are used by the replaced ops and their frees only.
+  static bool onlyUsedHere(Attention &att) {
+    llvm::SmallPtrSet<Operation *, 16> ops(att.ops.begin(), att.ops.end());
+    for (Value buffer : att.internal)
+      for (Operation *user : buffer.getUsers())
+        if (!ops.contains(user) && !isa<memref::DeallocOp>(user))
+          return false;
+    // The output is none of them, and read by nothing replaced but the sum.
+    Value out = att.weighted.op.getDpsInits()[0];
+    return !att.internal.contains(out);
+  }
+};
+
+/// Builds the kernel of one attention (see the file comment).
+class KernelBuilder {
+public:
+  KernelBuilder(Attention &att) : att(att), loc(att.weighted.op.getLoc()) {}
+
+  gpu::LaunchOp build() {
+    linalg::GenericOp qk = att.scores.op, pv = att.weighted.op;
+    auto scoresType = cast<MemRefType>(qk.getDpsInits()[0].getType());
+    ArrayRef<int64_t> shape = scoresType.getShape();
+    rank = shape.size();
+    queries = shape[att.queryDim];
+    keys = shape[rank - 1];
+    headDim = qk.getStaticLoopRanges()[att.scores.reduction];
+    features = pv.getStaticLoopRanges()[att.featureLoop];
+    chunks = (features + 31) / 32;
+    int64_t batches = 1;
+    for (unsigned d : att.batchDims)
+      batches *= shape[d];
+    int64_t tiles = (queries + kRowsPerBlock - 1) / kRowsPerBlock;
+
+    OpBuilder b(pv);
+    MLIRContext *ctx = b.getContext();
+    f32 = b.getF32Type();
+    auto shared = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+    auto sharedType = [&](ArrayRef<int64_t> dims) {
+      return MemRefType::get(dims, f32, MemRefLayoutAttrInterface(), shared);
+    };
+    Value one = index(b, 1);
+    auto launch = gpu::LaunchOp::create(
+        b, loc, index(b, batches * tiles), one, one, index(b, kWarps * 32), one,
+        one, /*dynamicSharedMemorySize=*/nullptr,
+        /*asyncTokenType=*/nullptr, /*asyncDependencies=*/{},
+        TypeRange{sharedType({kRowsPerBlock, headDim}),
+                  sharedType({kKeysPerTile, headDim + 1}),
+                  sharedType({kKeysPerTile, features}),
+                  sharedType({kRowsPerBlock, kKeysPerTile})});
+    setCost(launch);
+    b.setInsertionPointToStart(&launch.getBody().front());
+    qs = launch.getWorkgroupAttributions()[0];
+    ks = launch.getWorkgroupAttributions()[1];
+    vs = launch.getWorkgroupAttributions()[2];
+    ps = launch.getWorkgroupAttributions()[3];
+    Value tid = launch.getThreadIds().x;
+    Value c32 = index(b, 32);
+    Value warp = arith::DivUIOp::create(b, loc, tid, c32);
+    Value lane = arith::RemUIOp::create(b, loc, tid, c32);
+
+    // The block's batch indices (row-major over the batch dimensions) and
+    // its first query row.
+    Value block = launch.getBlockIds().x;
+    Value tile = arith::RemUIOp::create(b, loc, block, index(b, tiles));
+    Value batch = arith::DivUIOp::create(b, loc, block, index(b, tiles));
+    coords.assign(rank, Value());
+    for (unsigned d : llvm::reverse(att.batchDims)) {
+      Value size = index(b, shape[d]);
+      coords[d] = arith::RemUIOp::create(b, loc, batch, size);
+      batch = arith::DivUIOp::create(b, loc, batch, size);
+    }
+    Value firstRow =
+        arith::MulIOp::create(b, loc, tile, index(b, kRowsPerBlock));
+
+    // The block's queries, staged (zeros past the last query).
+    Value threads = index(b, kWarps * 32);
+    stage(b, tid, threads, kRowsPerBlock, headDim,
+          [&](OpBuilder &b, Value r, Value d) {
+            Value row = arith::AddIOp::create(b, loc, firstRow, r);
+            Value valid = arith::CmpIOp::create(
+                b, loc, arith::CmpIPredicate::ult, row, index(b, queries));
+            Value element = guardedLoad(b, valid, [&](OpBuilder &b) {
+              return loadOperand(b, qk, att.queryInput,
+                                 scoresLoops(b, row, zero(b), d));
+            });
+            memref::StoreOp::create(b, loc, element, qs, ValueRange{r, d});
+          });
+    gpu::BarrierOp::create(b, loc);
+
+    // The key tiles, each row's maximum, sum and outputs carried.
+    Value negInf = arith::ConstantOp::create(
+        b, loc, b.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
+    Value zeroF = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
+    SmallVector<Value> init;
+    for (int64_t r = 0; r < kRowsPerWarp; ++r)
+      init.append({negInf, zeroF});
+    for (int64_t i = 0; i < kRowsPerWarp * chunks; ++i)
+      init.push_back(zeroF);
+    auto loop = scf::ForOp::create(b, loc, zero(b), index(b, keys),
+                                   index(b, kKeysPerTile), init);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value first = loop.getInductionVar();
+      ValueRange carried = loop.getRegionIterArgs();
+      // The tile's keys and values, staged (zeros past the last key).
+      auto keyAt = [&](OpBuilder &b, Value j) {
+        Value key = arith::AddIOp::create(b, loc, first, j);
+        Value valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                            key, index(b, keys));
+        return std::pair{key, valid};
+      };
+      stage(b, tid, threads, kKeysPerTile, headDim,
+            [&](OpBuilder &b, Value j, Value d) {
+              auto [key, valid] = keyAt(b, j);
+              Value element = guardedLoad(b, valid, [&](OpBuilder &b) {
+                return loadOperand(b, qk, 1 - att.queryInput,
+                                   scoresLoops(b, zero(b), key, d));
+              });
+              memref::StoreOp::create(b, loc, element, ks, ValueRange{j, d});
+            });
+      stage(b, tid, threads, kKeysPerTile, features,
+            [&](OpBuilder &b, Value j, Value e) {
+              auto [key, valid] = keyAt(b, j);
+              Value element = guardedLoad(b, valid, [&](OpBuilder &b) {
+                return loadOperand(b, pv, 1 - att.probInput,
+                                   weightedLoops(b, zero(b), key, e));
+              });
+              memref::StoreOp::create(b, loc, element, vs, ValueRange{j, e});
+            });
+      gpu::BarrierOp::create(b, loc);
+
+      // Each of the warp's rows: its score for the lane's key, the online
+      // softmax's update, the key's weight staged for the warp.
+      auto [key, keyValid] = keyAt(b, lane);
+      SmallVector<Value> next(carried.begin(), carried.end());
+      SmallVector<Value> alphas;
+      for (int64_t r = 0; r < kRowsPerWarp; ++r) {
+        Value localRow = arith::AddIOp::create(
+            b, loc, arith::MulIOp::create(b, loc, warp, index(b, kRowsPerWarp)),
+            index(b, r));
+        Value row = arith::AddIOp::create(b, loc, firstRow, localRow);
+        Value dot = reduceLoop(
+            b, headDim, zeroF, [&](OpBuilder &b, Value d, Value acc) {
+              Value q =
+                  memref::LoadOp::create(b, loc, qs, ValueRange{localRow, d});
+              Value k = memref::LoadOp::create(b, loc, ks, ValueRange{lane, d});
+              return arith::AddFOp::create(b, loc, acc,
+                                           arith::MulFOp::create(b, loc, q, k));
+            });
+        Value score = transform(b, dot, row, key);
+        score = arith::SelectOp::create(b, loc, keyValid, score, negInf);
+        Value oldMax = carried[2 * r], oldSum = carried[2 * r + 1];
+        Value tileMax = warpReduce(b, score, gpu::AllReduceOperation::MAXNUMF);
+        Value newMax = arith::MaxNumFOp::create(b, loc, oldMax, tileMax);
+        // exp's reference: 0 while every score so far is -inf.
+        Value isNegInf = arith::CmpFOp::create(
+            b, loc, arith::CmpFPredicate::OEQ, newMax, negInf);
+        Value base = arith::SelectOp::create(b, loc, isNegInf, zeroF, newMax);
+        Value weight = math::ExpOp::create(
+            b, loc, arith::SubFOp::create(b, loc, score, base));
+        Value alpha = math::ExpOp::create(
+            b, loc, arith::SubFOp::create(b, loc, oldMax, base));
+        Value tileSum = warpReduce(b, weight, gpu::AllReduceOperation::ADD);
+        next[2 * r] = newMax;
+        next[2 * r + 1] = arith::AddFOp::create(
+            b, loc, arith::MulFOp::create(b, loc, oldSum, alpha), tileSum);
+        memref::StoreOp::create(b, loc, weight, ps, ValueRange{localRow, lane});
+        alphas.push_back(alpha);
+      }
+      gpu::BarrierOp::create(b, loc);
+
+      // The lane's features of each row: rescaled, plus the tile's
+      // weighted values.
+      int64_t accBase = 2 * kRowsPerWarp;
+      SmallVector<Value> accs;
+      for (int64_t r = 0; r < kRowsPerWarp; ++r)
+        for (int64_t c = 0; c < chunks; ++c)
+          accs.push_back(arith::MulFOp::create(
+              b, loc, carried[accBase + r * chunks + c], alphas[r]));
+      SmallVector<Value> localRows, featureIdx;
+      for (int64_t r = 0; r < kRowsPerWarp; ++r)
+        localRows.push_back(arith::AddIOp::create(
+            b, loc, arith::MulIOp::create(b, loc, warp, index(b, kRowsPerWarp)),
+            index(b, r)));
+      for (int64_t c = 0; c < chunks; ++c)
+        featureIdx.push_back(clampedFeature(b, lane, c));
+      auto sum = scf::ForOp::create(b, loc, zero(b), index(b, kKeysPerTile),
+                                    one, accs);
+      {
+        OpBuilder::InsertionGuard inner(b);
+        b.setInsertionPointToStart(sum.getBody());
+        Value j = sum.getInductionVar();
+        SmallVector<Value> values, updated;
+        for (int64_t c = 0; c < chunks; ++c)
+          values.push_back(
+              memref::LoadOp::create(b, loc, vs, ValueRange{j, featureIdx[c]}));
+        for (int64_t r = 0; r < kRowsPerWarp; ++r) {
+          Value w =
+              memref::LoadOp::create(b, loc, ps, ValueRange{localRows[r], j});
+          for (int64_t c = 0; c < chunks; ++c)
+            updated.push_back(arith::AddFOp::create(
+                b, loc, sum.getRegionIterArgs()[r * chunks + c],
+                arith::MulFOp::create(b, loc, w, values[c])));
+        }
+        scf::YieldOp::create(b, loc, updated);
+      }
+      for (int64_t i = 0; i < kRowsPerWarp * chunks; ++i)
+        next[accBase + i] = sum.getResult(i);
+      // The tiles are read: the next iteration may stage its own.
+      gpu::BarrierOp::create(b, loc);
+      scf::YieldOp::create(b, loc, next);
+    }
+
+    // Each row's outputs: divided by its sum, written where they exist.
+    int64_t accBase = 2 * kRowsPerWarp;
+    for (int64_t r = 0; r < kRowsPerWarp; ++r) {
+      Value localRow = arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, warp, index(b, kRowsPerWarp)),
+          index(b, r));
+      Value row = arith::AddIOp::create(b, loc, firstRow, localRow);
+      Value rowValid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                             row, index(b, queries));
+      Value total = loop.getResult(2 * r + 1);
+      for (int64_t c = 0; c < chunks; ++c) {
+        Value feature = arith::AddIOp::create(b, loc, lane, index(b, 32 * c));
+        Value valid = arith::AndIOp::create(
+            b, loc, rowValid,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, feature,
+                                  index(b, features)));
+        Value value = arith::DivFOp::create(
+            b, loc, loop.getResult(accBase + r * chunks + c), total);
+        auto store = scf::IfOp::create(b, loc, valid, false);
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(&store.getThenRegion().front());
+        SmallVector<Value> loops = weightedLoops(b, row, zero(b), feature);
+        Value out = pv.getDpsInits()[0];
+        SmallVector<Value> indices = indicesOf(
+            b, pv.getMatchingIndexingMap(pv.getDpsInitOperand(0)), loops);
+        Type type = cast<MemRefType>(out.getType()).getElementType();
+        if (!att.outputZeroed)
+          value = arith::AddFOp::create(
+              b, loc, widen(b, memref::LoadOp::create(b, loc, out, indices)),
+              value);
+        memref::StoreOp::create(b, loc, narrow(b, value, type), out, indices);
+      }
+    }
+    gpu::TerminatorOp::create(b, loc);
+    return launch;
+  }
+
+private:
+  Value index(OpBuilder &b, int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  }
+  Value zero(OpBuilder &b) { return index(b, 0); }
+
+  Value widen(OpBuilder &b, Value v) {
+    return v.getType() == f32
+               ? v
+               : arith::ExtFOp::create(b, loc, f32, v).getResult();
+  }
+  Value narrow(OpBuilder &b, Value v, Type type) {
+    return type == f32 ? v
+                       : arith::TruncFOp::create(b, loc, type, v).getResult();
+  }
+
+  /// The lane's `c`-th feature, clamped to the last (its value unused
+  /// past it).
+  Value clampedFeature(OpBuilder &b, Value lane, int64_t c) {
+    Value feature = arith::AddIOp::create(b, loc, lane, index(b, 32 * c));
+    return arith::MinUIOp::create(b, loc, feature, index(b, features - 1));
+  }
+
+  /// Every element of a `rows` x `cols` tile, spread over the block's
+  /// threads in order (consecutive threads, consecutive columns).
+  void stage(OpBuilder &b, Value tid, Value threads, int64_t rows, int64_t cols,
+             llvm::function_ref<void(OpBuilder &, Value, Value)> element) {
+    auto loop = scf::ForOp::create(b, loc, tid, index(b, rows * cols), threads);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value i = loop.getInductionVar();
+    Value c = index(b, cols);
+    element(b, arith::DivUIOp::create(b, loc, i, c),
+            arith::RemUIOp::create(b, loc, i, c));
+  }
+
+  /// `load` widened to f32 where `valid`, else 0.
+  Value guardedLoad(OpBuilder &b, Value valid,
+                    llvm::function_ref<Value(OpBuilder &)> load) {
+    auto choose = scf::IfOp::create(b, loc, f32, valid, true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&choose.getThenRegion().front());
+    scf::YieldOp::create(b, loc, widen(b, load(b)));
+    b.setInsertionPointToStart(&choose.getElseRegion().front());
+    scf::YieldOp::create(
+        b, loc,
+        arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0)).getResult());
+    return choose.getResult(0);
+  }
+
+  /// The scores' coordinates for query `row` and key `key`: the block's
+  /// batch indices, then those two.
+  SmallVector<Value> scoreCoords(Value row, Value key) {
+    SmallVector<Value> c = coords;
+    c[att.queryDim] = row;
+    c[rank - 1] = key;
+    return c;
+  }
+
+  /// The scores contraction's loop values at (row, key), head element `d`.
+  SmallVector<Value> scoresLoops(OpBuilder &, Value row, Value key, Value d) {
+    linalg::GenericOp qk = att.scores.op;
+    AffineMap out = qk.getMatchingIndexingMap(qk.getDpsInitOperand(0));
+    SmallVector<Value> loops(qk.getNumLoops());
+    SmallVector<Value> c = scoreCoords(row, key);
+    for (unsigned i = 0; i < rank; ++i)
+      loops[loopOf(out, i)] = c[i];
+    loops[att.scores.reduction] = d;
+    return loops;
+  }
+
+  /// The weighted sum's loop values at (row, key), feature `e`.
+  SmallVector<Value> weightedLoops(OpBuilder &, Value row, Value key, Value e) {
+    linalg::GenericOp pv = att.weighted.op;
+    AffineMap p =
+        pv.getMatchingIndexingMap(pv.getDpsInputOperand(att.probInput));
+    SmallVector<Value> loops(pv.getNumLoops());
+    SmallVector<Value> c = scoreCoords(row, key);
+    for (unsigned i = 0; i < rank; ++i)
+      loops[loopOf(p, i)] = c[i];
+    loops[att.featureLoop] = e;
+    return loops;
+  }
+
+  /// The indices `map` gives at `loops` (a projected permutation).
+  static SmallVector<Value> indicesOf(OpBuilder &, AffineMap map,
+                                      ArrayRef<Value> loops) {
+    SmallVector<Value> indices;
+    for (unsigned i = 0; i < map.getNumResults(); ++i)
+      indices.push_back(loops[loopOf(map, i)]);
+    return indices;
+  }
+
+  Value loadOperand(OpBuilder &b, linalg::GenericOp op, unsigned input,
+                    ArrayRef<Value> loops) {
+    OpOperand *operand = op.getDpsInputOperand(input);
+    return memref::LoadOp::create(
+        b, loc, operand->get(),
+        indicesOf(b, op.getMatchingIndexingMap(operand), loops));
+  }
+
+  /// sum over `count` of `body(i, acc)` from `init`, in a loop.
+  Value reduceLoop(OpBuilder &b, int64_t count, Value init,
+                   llvm::function_ref<Value(OpBuilder &, Value, Value)> body) {
+    auto loop = scf::ForOp::create(b, loc, zero(b), index(b, count),
+                                   index(b, 1), ValueRange{init});
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    scf::YieldOp::create(
+        b, loc, body(b, loop.getInductionVar(), loop.getRegionIterArgs()[0]));
+    return loop.getResult(0);
+  }
+
+  /// `value` folded over the warp's 32 lanes by butterfly shuffles.
+  Value warpReduce(OpBuilder &b, Value value, gpu::AllReduceOperation kind) {
+    Value width = arith::ConstantIntOp::create(b, loc, 32, 32);
+    for (int64_t offset = 16; offset >= 1; offset /= 2) {
+      Value partner =
+          gpu::ShuffleOp::create(
+              b, loc, value, arith::ConstantIntOp::create(b, loc, offset, 32),
+              width, gpu::ShuffleMode::XOR)
+              .getShuffleResult();
+      value =
+          kind == gpu::AllReduceOperation::ADD
+              ? arith::AddFOp::create(b, loc, value, partner).getResult()
+              : arith::MaxNumFOp::create(b, loc, value, partner).getResult();
+    }
+    return value;
+  }
+
+  /// The score at (row, key) after the pointwise ops: the dot product
+  /// rounded as the scores are stored, then each op's body on it and its
+  /// other operands (read at the clamped row and key, so that no load is
+  /// out of bounds; the score of an invalid one is discarded).
+  Value transform(OpBuilder &b, Value dot, Value row, Value key) {
+    Type scoreType = cast<MemRefType>(att.scores.op.getDpsInits()[0].getType())
+                         .getElementType();
+    Value score = narrow(b, dot, scoreType);
+    if (att.transforms.empty())
+      return widen(b, score);
+    Value clampedRow =
+        arith::MinUIOp::create(b, loc, row, index(b, queries - 1));
+    Value clampedKey = arith::MinUIOp::create(b, loc, key, index(b, keys - 1));
+    SmallVector<Value> c = scoreCoords(clampedRow, clampedKey);
+    Value current = att.scores.op.getDpsInits()[0];
+    for (linalg::GenericOp t : att.transforms) {
+      IRMapping mapping;
+      Block *body = t.getBlock();
+      for (OpOperand *in : t.getDpsInputOperands()) {
+        BlockArgument arg = body->getArgument(in->getOperandNumber());
+        if (in->get() == current) {
+          mapping.map(arg, score);
+          continue;
+        }
+        mapping.map(arg, memref::LoadOp::create(
+                             b, loc, in->get(),
+                             indicesOf(b, t.getMatchingIndexingMap(in), c)));
+      }
+      for (Operation &op : body->without_terminator()) {
+        if (auto idx = dyn_cast<linalg::IndexOp>(op)) {
+          mapping.map(idx.getResult(), c[idx.getDim()]);
+          continue;
+        }
+        b.clone(op, mapping);
+      }
+      score = mapping.lookupOrDefault(
+          cast<linalg::YieldOp>(body->getTerminator()).getValues()[0]);
+      current = t.getDpsInits()[0];
+    }
+    return widen(b, score);
+  }
+
+  /// What the kernel moves and computes, for tp-report-kernels: the
+  /// queries, keys, values, output and the pointwise ops' other operands
+  /// (not the scores), the two contractions' multiply-adds and every op of
+  /// the pointwise and softmax bodies per score.
+  void setCost(gpu::LaunchOp launch) {
+    llvm::SetVector<Value> buffers;
+    linalg::GenericOp qk = att.scores.op, pv = att.weighted.op;
+    for (Value v : {qk.getDpsInputs()[0], qk.getDpsInputs()[1],
+                    pv.getDpsInputs()[1 - att.probInput], pv.getDpsInits()[0]})
+      buffers.insert(v);
+    for (linalg::GenericOp t : att.transforms)
+      for (Value in : t.getDpsInputs())
+        if (!att.internal.contains(in) && in != qk.getDpsInits()[0])
+          buffers.insert(in);
+    int64_t bytes = 0;
+    for (Value buffer : buffers) {
+      auto type = cast<MemRefType>(buffer.getType());
+      if (type.hasStaticShape() && type.getElementType().isIntOrFloat())
+        bytes += type.getNumElements() *
+                 ((type.getElementType().getIntOrFloatBitWidth() + 7) / 8);
+    }
+    auto points = [](linalg::GenericOp op) {
+      int64_t n = 1;
+      for (int64_t r : op.getStaticLoopRanges())
+        n *= r;
+      return n;
+    };
+    int64_t scores = 1;
+    for (int64_t s : cast<MemRefType>(qk.getDpsInits()[0].getType()).getShape())
+      scores *= s;
+    int64_t perScore = 6; // max, exp, sum, rescale, divide (amortized)
+    for (linalg::GenericOp t : att.transforms)
+      perScore += t.getBlock()->getOperations().size() - 1;
+    int64_t flops = 2 * points(qk) + 2 * points(pv) + perScore * scores;
+    Builder b(launch.getContext());
+    launch->setAttr(
+        "tp.cost",
+        b.getDictionaryAttr(
+            {b.getNamedAttr("bytes", b.getI64IntegerAttr(bytes)),
+             b.getNamedAttr("flops", b.getI64IntegerAttr(flops)),
+             b.getNamedAttr("ops", b.getI64IntegerAttr(llvm::count_if(
+                                       att.ops, [](Operation *op) {
+                                         return isa<linalg::GenericOp>(op);
+                                       })))}));
+  }
+
+  Attention &att;
+  Location loc;
+  Type f32;
+  unsigned rank = 0;
+  int64_t queries = 0, keys = 0, headDim = 0, features = 0, chunks = 0;
+  Value qs, ks, vs, ps;
+  SmallVector<Value> coords;
+};
+
+int64_t bytesOf(Value buffer) {
+  auto type = cast<MemRefType>(buffer.getType());
+  if (!type.hasStaticShape() || !type.getElementType().isIntOrFloat())
+    return 0;
+  return type.getNumElements() *
+         ((type.getElementType().getIntOrFloatBitWidth() + 7) / 8);
+}
+
+int64_t pointsOf(linalg::GenericOp op) {
+  int64_t n = 1;
+  for (int64_t r : op.getStaticLoopRanges())
+    n *= r;
+  return n;
+}
+
+/// A kernel launch's cost on the host and in the GPU's front end, as the
+/// model takes it (a CUDA graph replays launches at about this rate).
+constexpr double kLaunchSeconds = 2e-6;
+
+/// The attention's time as one kernel against the unfused path's, on
+/// `machine` at the program's matmul precision: the kernel's multiply-adds
+/// on the CUDA cores (it has no tensor-core path), against the two GEMMs at
+/// their rate (16-bit inputs, TF32 or bf16 at `high`/`medium`, on tensor
+/// cores), the scores written, read and written by the softmax and read
+/// again, and two more launches.
+bool fusionPays(Attention &att, const tp::MachineModel &machine,
+                StringRef precision) {
+  linalg::GenericOp qk = att.scores.op, pv = att.weighted.op;
+  Value scores = qk.getDpsInits()[0];
+  double io = 0;
+  for (Value v : {qk.getDpsInputs()[0], qk.getDpsInputs()[1],
+                  pv.getDpsInputs()[1 - att.probInput], pv.getDpsInits()[0]})
+    io += bytesOf(v);
+  double gemmFlops = 2.0 * (pointsOf(qk) + pointsOf(pv));
+  double scoreCount = static_cast<double>(pointsOf(qk)) /
+                      qk.getStaticLoopRanges()[att.scores.reduction];
+  double fused = std::max(machine.memorySeconds(io),
+                          (gemmFlops + 8 * scoreCount) / machine.gemmFlops32) +
+                 kLaunchSeconds;
+  Type element =
+      cast<MemRefType>(qk.getDpsInputs()[0].getType()).getElementType();
+  double gemmRate = element.getIntOrFloatBitWidth() <= 16 ? machine.gemmFlops16
+                    : precision == "high"   ? machine.gemmFlops16 / 2
+                    : precision == "medium" ? machine.gemmFlops16
+                                            : machine.gemmFlops32;
+  double unfused = gemmFlops / gemmRate +
+                   machine.memorySeconds(io + 4.0 * bytesOf(scores)) +
+                   3 * kLaunchSeconds;
+  return fused < unfused;
+}
+
+struct FuseAttentionPass
+    : public tp::impl::FuseAttentionPassBase<FuseAttentionPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    std::string error;
+    std::optional<tp::MachineModel> machine =
+        tp::MachineModel::load(costModel, error);
+    if (!machine) {
+      getOperation().emitError() << "tp-fuse-attention: " << error;
+      return signalPassFailure();
+    }
+    if (matmulPrecision != "highest" && matmulPrecision != "high" &&
+        matmulPrecision != "medium") {
+      getOperation().emitError()
+          << "tp-fuse-attention: matmul precision '" << matmulPrecision
+          << "' is not one of highest, high, medium";
+      return signalPassFailure();
+    }
+    SmallVector<linalg::GenericOp> candidates;
+    getOperation()->walk([&](linalg::GenericOp op) {
+      if (!op->getParentOfType<gpu::LaunchOp>())
+        candidates.push_back(op);
+    });
+    llvm::SmallPtrSet<Operation *, 32> erased;
+    Matcher matcher;
+    for (linalg::GenericOp op : candidates) {
+      if (erased.contains(op))
+        continue;
+      std::optional<Attention> att = matcher.match(op);
+      if (!att || !fusionPays(*att, *machine, matmulPrecision))
+        continue;
+      KernelBuilder(*att).build();
+      // The replaced ops, then the buffers only they used (and their frees).
+      for (Operation *replaced : llvm::reverse(att->ops)) {
+        erased.insert(replaced);
+        replaced->erase();
+      }
+      for (Value buffer : att->internal) {
+        for (Operation *user : llvm::make_early_inc_range(buffer.getUsers()))
+          user->erase();
+        buffer.getDefiningOp()->erase();
+      }
+    }
+  }
+};
+
+} // namespace

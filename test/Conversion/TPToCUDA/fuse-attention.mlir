@@ -1,0 +1,467 @@
+// RUN: tp-opt %s --split-input-file --tp-fuse-attention | FileCheck %s
+// RUN: tp-opt %s --split-input-file --tp-fuse-attention=matmul-precision=high | FileCheck %s --check-prefix=HIGH
+// RUN: not tp-opt %s --split-input-file --tp-fuse-attention=matmul-precision=fast 2>&1 | FileCheck %s --check-prefix=BAD
+// BAD: tp-fuse-attention: matmul precision 'fast' is not one of highest, high, medium
+
+// The GPT-2 attention on buffers (S[b, h, i, j] from Q[b, i, h, d] and
+// K[b, j, h, d], scaled and masked in place, the softmax from a NaN-started
+// maxnumf, O[b, i, h, e] from P and V[b, j, h, e]) becomes one kernel: a block
+// per 16 queries of each (batch, head) (2 heads x 2 tiles of 20 queries), 4
+// warps; the queries, a tile of keys (rows padded to 17), a tile of values and
+// the weights in workgroup memory; per tile 3 barriers, and one after the
+// queries; per row a max and a sum over the warp (5 shuffles each, 4 rows).
+// The scores and the rows are gone, with their frees.
+
+// CHECK-LABEL: func.func @gpt
+// CHECK-NOT: memref.alloc
+// CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %c4, %{{.*}} = %c1, %{{.*}} = %c1) threads({{.*}}) in (%{{.*}} = %c128, %{{.*}} = %c1, %{{.*}} = %c1) workgroup(%[[QS:.*]] : memref<16x16xf32, #gpu.address_space<workgroup>>, %[[KS:.*]] : memref<32x17xf32, #gpu.address_space<workgroup>>, %[[VS:.*]] : memref<32x16xf32, #gpu.address_space<workgroup>>, %[[PS:.*]] : memref<16x32xf32, #gpu.address_space<workgroup>>)
+// CHECK: memref.load %arg0[
+// CHECK: memref.store %{{.*}}, %[[QS]]
+// CHECK: gpu.barrier
+// CHECK: scf.for
+// CHECK: memref.store %{{.*}}, %[[KS]]
+// CHECK: memref.store %{{.*}}, %[[VS]]
+// CHECK: gpu.barrier
+// CHECK: memref.load %arg3[
+// CHECK-COUNT-5: gpu.shuffle xor
+// CHECK: math.exp
+// CHECK: math.exp
+// CHECK-COUNT-5: gpu.shuffle xor
+// CHECK: memref.store %{{.*}}, %[[PS]]
+// CHECK: gpu.barrier
+// CHECK: gpu.barrier
+// CHECK: scf.yield
+// CHECK: arith.divf
+// CHECK: memref.store %{{.*}}, %arg4[
+// CHECK: gpu.terminator
+// CHECK-NOT: linalg.
+// CHECK-NOT: memref.dealloc
+// CHECK: return
+
+func.func @gpt(%q: memref<1x20x2x16xf32>, %k: memref<1x20x2x16xf32>, %v: memref<1x20x2x16xf32>, %mask: memref<20x20xf32>, %o: memref<1x20x2x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %nan = arith.constant 0xFFC00000 : f32
+  %scale = arith.constant 0.25 : f32
+  %s = memref.alloc() {alignment = 64 : i64} : memref<1x2x20x20xf32>
+  linalg.fill ins(%zero : f32) outs(%s : memref<1x2x20x20xf32>)
+  linalg.generic {indexing_maps = [affine_map<(b, h, i, j, d) -> (b, i, h, d)>, affine_map<(b, h, i, j, d) -> (b, j, h, d)>, affine_map<(b, h, i, j, d) -> (b, h, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : memref<1x20x2x16xf32>, memref<1x20x2x16xf32>) outs(%s : memref<1x2x20x20xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(b, h, i, j) -> (b, h, i, j)>, affine_map<(b, h, i, j) -> (i, j)>, affine_map<(b, h, i, j) -> (b, h, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %mask : memref<1x2x20x20xf32>, memref<20x20xf32>) outs(%s : memref<1x2x20x20xf32>) {
+  ^bb0(%x: f32, %y: f32, %out: f32):
+    %a = arith.mulf %x, %scale : f32
+    %r = arith.addf %a, %y : f32
+    linalg.yield %r : f32
+  }
+  %rows = memref.alloc() {alignment = 64 : i64} : memref<1x2x20xf32>
+  linalg.fill ins(%nan : f32) outs(%rows : memref<1x2x20xf32>)
+  linalg.generic {indexing_maps = [affine_map<(b, h, i, j) -> (b, h, i, j)>, affine_map<(b, h, i, j) -> (b, h, i)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%s : memref<1x2x20x20xf32>) outs(%rows : memref<1x2x20xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %r = arith.maxnumf %x, %acc : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(b, h, i, j) -> (b, h, i, j)>, affine_map<(b, h, i, j) -> (b, h, i)>, affine_map<(b, h, i, j) -> (b, h, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %rows : memref<1x2x20x20xf32>, memref<1x2x20xf32>) outs(%s : memref<1x2x20x20xf32>) {
+  ^bb0(%x: f32, %m: f32, %out: f32):
+      %d = arith.subf %x, %m : f32
+      %r = math.exp %d : f32
+    linalg.yield %r : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%rows : memref<1x2x20xf32>)
+  linalg.generic {indexing_maps = [affine_map<(b, h, i, j) -> (b, h, i, j)>, affine_map<(b, h, i, j) -> (b, h, i)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%s : memref<1x2x20x20xf32>) outs(%rows : memref<1x2x20xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %r = arith.addf %x, %acc : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(b, h, i, j) -> (b, h, i, j)>, affine_map<(b, h, i, j) -> (b, h, i)>, affine_map<(b, h, i, j) -> (b, h, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %rows : memref<1x2x20x20xf32>, memref<1x2x20xf32>) outs(%s : memref<1x2x20x20xf32>) {
+  ^bb0(%x: f32, %t: f32, %out: f32):
+    %r = arith.divf %x, %t : f32
+    linalg.yield %r : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%o : memref<1x20x2x16xf32>)
+  linalg.generic {indexing_maps = [affine_map<(b, i, h, e, j) -> (b, h, i, j)>, affine_map<(b, i, h, e, j) -> (b, j, h, e)>, affine_map<(b, i, h, e, j) -> (b, i, h, e)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%s, %v : memref<1x2x20x20xf32>, memref<1x20x2x16xf32>) outs(%o : memref<1x20x2x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  memref.dealloc %rows : memref<1x2x20xf32>
+  memref.dealloc %s : memref<1x2x20x20xf32>
+  return
+}
+
+// -----
+// A key mask ([j]: padding) is one more operand of the pointwise op, read at
+// the score's key.
+
+// CHECK-LABEL: func.func @key_mask
+// CHECK: gpu.launch
+// CHECK: memref.load %arg3[%{{.*}}] : memref<20xf32>
+// CHECK-NOT: linalg.generic
+
+func.func @key_mask(%q: memref<1x20x2x16xf32>, %k: memref<1x20x2x16xf32>, %v: memref<1x20x2x16xf32>, %mask: memref<20xf32>, %o: memref<1x20x2x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %nan = arith.constant 0xFFC00000 : f32
+  %scale = arith.constant 0.25 : f32
+  %s = memref.alloc() {alignment = 64 : i64} : memref<1x2x20x20xf32>
+  linalg.fill ins(%zero : f32) outs(%s : memref<1x2x20x20xf32>)
+  linalg.generic {indexing_maps = [affine_map<(b, h, i, j, d) -> (b, i, h, d)>, affine_map<(b, h, i, j, d) -> (b, j, h, d)>, affine_map<(b, h, i, j, d) -> (b, h, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : memref<1x20x2x16xf32>, memref<1x20x2x16xf32>) outs(%s : memref<1x2x20x20xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(b, h, i, j) -> (b, h, i, j)>, affine_map<(b, h, i, j) -> (j)>, affine_map<(b, h, i, j) -> (b, h, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %mask : memref<1x2x20x20xf32>, memref<20xf32>) outs(%s : memref<1x2x20x20xf32>) {
+  ^bb0(%x: f32, %y: f32, %out: f32):
+    %a = arith.mulf %x, %scale : f32
+    %r = arith.addf %a, %y : f32
+    linalg.yield %r : f32
+  }
+  %rows = memref.alloc() {alignment = 64 : i64} : memref<1x2x20xf32>
+  linalg.fill ins(%nan : f32) outs(%rows : memref<1x2x20xf32>)
+  linalg.generic {indexing_maps = [affine_map<(b, h, i, j) -> (b, h, i, j)>, affine_map<(b, h, i, j) -> (b, h, i)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%s : memref<1x2x20x20xf32>) outs(%rows : memref<1x2x20xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %r = arith.maxnumf %x, %acc : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(b, h, i, j) -> (b, h, i, j)>, affine_map<(b, h, i, j) -> (b, h, i)>, affine_map<(b, h, i, j) -> (b, h, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %rows : memref<1x2x20x20xf32>, memref<1x2x20xf32>) outs(%s : memref<1x2x20x20xf32>) {
+  ^bb0(%x: f32, %m: f32, %out: f32):
+      %d = arith.subf %x, %m : f32
+      %r = math.exp %d : f32
+    linalg.yield %r : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%rows : memref<1x2x20xf32>)
+  linalg.generic {indexing_maps = [affine_map<(b, h, i, j) -> (b, h, i, j)>, affine_map<(b, h, i, j) -> (b, h, i)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%s : memref<1x2x20x20xf32>) outs(%rows : memref<1x2x20xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %r = arith.addf %x, %acc : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(b, h, i, j) -> (b, h, i, j)>, affine_map<(b, h, i, j) -> (b, h, i)>, affine_map<(b, h, i, j) -> (b, h, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %rows : memref<1x2x20x20xf32>, memref<1x2x20xf32>) outs(%s : memref<1x2x20x20xf32>) {
+  ^bb0(%x: f32, %t: f32, %out: f32):
+    %r = arith.divf %x, %t : f32
+    linalg.yield %r : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%o : memref<1x20x2x16xf32>)
+  linalg.generic {indexing_maps = [affine_map<(b, i, h, e, j) -> (b, h, i, j)>, affine_map<(b, i, h, e, j) -> (b, j, h, e)>, affine_map<(b, i, h, e, j) -> (b, i, h, e)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%s, %v : memref<1x2x20x20xf32>, memref<1x20x2x16xf32>) outs(%o : memref<1x20x2x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  memref.dealloc %rows : memref<1x2x20xf32>
+  memref.dealloc %s : memref<1x2x20x20xf32>
+  return
+}
+
+// -----
+// Scores read by anything else stay: the unfused path.
+
+// CHECK-LABEL: func.func @scores_kept
+// CHECK-NOT: gpu.launch
+// CHECK: memref.copy
+
+func.func @scores_kept(%q: memref<1x20x2x16xf32>, %k: memref<1x20x2x16xf32>, %v: memref<1x20x2x16xf32>, %mask: memref<20x20xf32>, %o: memref<1x20x2x16xf32>, %keep: memref<1x2x20x20xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %nan = arith.constant 0xFFC00000 : f32
+  %scale = arith.constant 0.25 : f32
+  %s = memref.alloc() {alignment = 64 : i64} : memref<1x2x20x20xf32>
+  linalg.fill ins(%zero : f32) outs(%s : memref<1x2x20x20xf32>)
+  linalg.generic {indexing_maps = [affine_map<(b, h, i, j, d) -> (b, i, h, d)>, affine_map<(b, h, i, j, d) -> (b, j, h, d)>, affine_map<(b, h, i, j, d) -> (b, h, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : memref<1x20x2x16xf32>, memref<1x20x2x16xf32>) outs(%s : memref<1x2x20x20xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(b, h, i, j) -> (b, h, i, j)>, affine_map<(b, h, i, j) -> (i, j)>, affine_map<(b, h, i, j) -> (b, h, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %mask : memref<1x2x20x20xf32>, memref<20x20xf32>) outs(%s : memref<1x2x20x20xf32>) {
+  ^bb0(%x: f32, %y: f32, %out: f32):
+    %a = arith.mulf %x, %scale : f32
+    %r = arith.addf %a, %y : f32
+    linalg.yield %r : f32
+  }
+  %rows = memref.alloc() {alignment = 64 : i64} : memref<1x2x20xf32>
+  linalg.fill ins(%nan : f32) outs(%rows : memref<1x2x20xf32>)
+  linalg.generic {indexing_maps = [affine_map<(b, h, i, j) -> (b, h, i, j)>, affine_map<(b, h, i, j) -> (b, h, i)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%s : memref<1x2x20x20xf32>) outs(%rows : memref<1x2x20xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %r = arith.maxnumf %x, %acc : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(b, h, i, j) -> (b, h, i, j)>, affine_map<(b, h, i, j) -> (b, h, i)>, affine_map<(b, h, i, j) -> (b, h, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %rows : memref<1x2x20x20xf32>, memref<1x2x20xf32>) outs(%s : memref<1x2x20x20xf32>) {
+  ^bb0(%x: f32, %m: f32, %out: f32):
+      %d = arith.subf %x, %m : f32
+      %r = math.exp %d : f32
+    linalg.yield %r : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%rows : memref<1x2x20xf32>)
+  linalg.generic {indexing_maps = [affine_map<(b, h, i, j) -> (b, h, i, j)>, affine_map<(b, h, i, j) -> (b, h, i)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%s : memref<1x2x20x20xf32>) outs(%rows : memref<1x2x20xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %r = arith.addf %x, %acc : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(b, h, i, j) -> (b, h, i, j)>, affine_map<(b, h, i, j) -> (b, h, i)>, affine_map<(b, h, i, j) -> (b, h, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %rows : memref<1x2x20x20xf32>, memref<1x2x20xf32>) outs(%s : memref<1x2x20x20xf32>) {
+  ^bb0(%x: f32, %t: f32, %out: f32):
+    %r = arith.divf %x, %t : f32
+    linalg.yield %r : f32
+  }
+  memref.copy %s, %keep : memref<1x2x20x20xf32> to memref<1x2x20x20xf32>
+  linalg.fill ins(%zero : f32) outs(%o : memref<1x20x2x16xf32>)
+  linalg.generic {indexing_maps = [affine_map<(b, i, h, e, j) -> (b, h, i, j)>, affine_map<(b, i, h, e, j) -> (b, j, h, e)>, affine_map<(b, i, h, e, j) -> (b, i, h, e)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%s, %v : memref<1x2x20x20xf32>, memref<1x20x2x16xf32>) outs(%o : memref<1x20x2x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  memref.dealloc %rows : memref<1x2x20xf32>
+  memref.dealloc %s : memref<1x2x20x20xf32>
+  return
+}
+
+// -----
+// A softmax without the maximum's subtraction is another function: unfused.
+
+// CHECK-LABEL: func.func @no_max
+// CHECK-NOT: gpu.launch
+// CHECK-COUNT-7: linalg.generic
+
+func.func @no_max(%q: memref<1x20x2x16xf32>, %k: memref<1x20x2x16xf32>, %v: memref<1x20x2x16xf32>, %mask: memref<20x20xf32>, %o: memref<1x20x2x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %nan = arith.constant 0xFFC00000 : f32
+  %scale = arith.constant 0.25 : f32
+  %s = memref.alloc() {alignment = 64 : i64} : memref<1x2x20x20xf32>
+  linalg.fill ins(%zero : f32) outs(%s : memref<1x2x20x20xf32>)
+  linalg.generic {indexing_maps = [affine_map<(b, h, i, j, d) -> (b, i, h, d)>, affine_map<(b, h, i, j, d) -> (b, j, h, d)>, affine_map<(b, h, i, j, d) -> (b, h, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : memref<1x20x2x16xf32>, memref<1x20x2x16xf32>) outs(%s : memref<1x2x20x20xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(b, h, i, j) -> (b, h, i, j)>, affine_map<(b, h, i, j) -> (i, j)>, affine_map<(b, h, i, j) -> (b, h, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %mask : memref<1x2x20x20xf32>, memref<20x20xf32>) outs(%s : memref<1x2x20x20xf32>) {
+  ^bb0(%x: f32, %y: f32, %out: f32):
+    %a = arith.mulf %x, %scale : f32
+    %r = arith.addf %a, %y : f32
+    linalg.yield %r : f32
+  }
+  %rows = memref.alloc() {alignment = 64 : i64} : memref<1x2x20xf32>
+  linalg.fill ins(%nan : f32) outs(%rows : memref<1x2x20xf32>)
+  linalg.generic {indexing_maps = [affine_map<(b, h, i, j) -> (b, h, i, j)>, affine_map<(b, h, i, j) -> (b, h, i)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%s : memref<1x2x20x20xf32>) outs(%rows : memref<1x2x20xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %r = arith.maxnumf %x, %acc : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(b, h, i, j) -> (b, h, i, j)>, affine_map<(b, h, i, j) -> (b, h, i)>, affine_map<(b, h, i, j) -> (b, h, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %rows : memref<1x2x20x20xf32>, memref<1x2x20xf32>) outs(%s : memref<1x2x20x20xf32>) {
+  ^bb0(%x: f32, %m: f32, %out: f32):
+      %r = math.exp %x : f32
+    linalg.yield %r : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%rows : memref<1x2x20xf32>)
+  linalg.generic {indexing_maps = [affine_map<(b, h, i, j) -> (b, h, i, j)>, affine_map<(b, h, i, j) -> (b, h, i)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%s : memref<1x2x20x20xf32>) outs(%rows : memref<1x2x20xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %r = arith.addf %x, %acc : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(b, h, i, j) -> (b, h, i, j)>, affine_map<(b, h, i, j) -> (b, h, i)>, affine_map<(b, h, i, j) -> (b, h, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %rows : memref<1x2x20x20xf32>, memref<1x2x20xf32>) outs(%s : memref<1x2x20x20xf32>) {
+  ^bb0(%x: f32, %t: f32, %out: f32):
+    %r = arith.divf %x, %t : f32
+    linalg.yield %r : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%o : memref<1x20x2x16xf32>)
+  linalg.generic {indexing_maps = [affine_map<(b, i, h, e, j) -> (b, h, i, j)>, affine_map<(b, i, h, e, j) -> (b, j, h, e)>, affine_map<(b, i, h, e, j) -> (b, i, h, e)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%s, %v : memref<1x2x20x20xf32>, memref<1x20x2x16xf32>) outs(%o : memref<1x20x2x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  memref.dealloc %rows : memref<1x2x20xf32>
+  memref.dealloc %s : memref<1x2x20x20xf32>
+  return
+}
+
+// -----
+// A head dimension over 128 does not fit the tiles: unfused.
+
+// CHECK-LABEL: func.func @wide_head
+// CHECK-NOT: gpu.launch
+// CHECK-COUNT-7: linalg.generic
+
+func.func @wide_head(%q: memref<1x20x2x160xf32>, %k: memref<1x20x2x160xf32>, %v: memref<1x20x2x160xf32>, %mask: memref<20x20xf32>, %o: memref<1x20x2x160xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %nan = arith.constant 0xFFC00000 : f32
+  %scale = arith.constant 0.25 : f32
+  %s = memref.alloc() {alignment = 64 : i64} : memref<1x2x20x20xf32>
+  linalg.fill ins(%zero : f32) outs(%s : memref<1x2x20x20xf32>)
+  linalg.generic {indexing_maps = [affine_map<(b, h, i, j, d) -> (b, i, h, d)>, affine_map<(b, h, i, j, d) -> (b, j, h, d)>, affine_map<(b, h, i, j, d) -> (b, h, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : memref<1x20x2x160xf32>, memref<1x20x2x160xf32>) outs(%s : memref<1x2x20x20xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(b, h, i, j) -> (b, h, i, j)>, affine_map<(b, h, i, j) -> (i, j)>, affine_map<(b, h, i, j) -> (b, h, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %mask : memref<1x2x20x20xf32>, memref<20x20xf32>) outs(%s : memref<1x2x20x20xf32>) {
+  ^bb0(%x: f32, %y: f32, %out: f32):
+    %a = arith.mulf %x, %scale : f32
+    %r = arith.addf %a, %y : f32
+    linalg.yield %r : f32
+  }
+  %rows = memref.alloc() {alignment = 64 : i64} : memref<1x2x20xf32>
+  linalg.fill ins(%nan : f32) outs(%rows : memref<1x2x20xf32>)
+  linalg.generic {indexing_maps = [affine_map<(b, h, i, j) -> (b, h, i, j)>, affine_map<(b, h, i, j) -> (b, h, i)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%s : memref<1x2x20x20xf32>) outs(%rows : memref<1x2x20xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %r = arith.maxnumf %x, %acc : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(b, h, i, j) -> (b, h, i, j)>, affine_map<(b, h, i, j) -> (b, h, i)>, affine_map<(b, h, i, j) -> (b, h, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %rows : memref<1x2x20x20xf32>, memref<1x2x20xf32>) outs(%s : memref<1x2x20x20xf32>) {
+  ^bb0(%x: f32, %m: f32, %out: f32):
+      %d = arith.subf %x, %m : f32
+      %r = math.exp %d : f32
+    linalg.yield %r : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%rows : memref<1x2x20xf32>)
+  linalg.generic {indexing_maps = [affine_map<(b, h, i, j) -> (b, h, i, j)>, affine_map<(b, h, i, j) -> (b, h, i)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%s : memref<1x2x20x20xf32>) outs(%rows : memref<1x2x20xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %r = arith.addf %x, %acc : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(b, h, i, j) -> (b, h, i, j)>, affine_map<(b, h, i, j) -> (b, h, i)>, affine_map<(b, h, i, j) -> (b, h, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %rows : memref<1x2x20x20xf32>, memref<1x2x20xf32>) outs(%s : memref<1x2x20x20xf32>) {
+  ^bb0(%x: f32, %t: f32, %out: f32):
+    %r = arith.divf %x, %t : f32
+    linalg.yield %r : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%o : memref<1x20x2x160xf32>)
+  linalg.generic {indexing_maps = [affine_map<(b, i, h, e, j) -> (b, h, i, j)>, affine_map<(b, i, h, e, j) -> (b, j, h, e)>, affine_map<(b, i, h, e, j) -> (b, i, h, e)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%s, %v : memref<1x2x20x20xf32>, memref<1x20x2x160xf32>) outs(%o : memref<1x20x2x160xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  memref.dealloc %rows : memref<1x2x20xf32>
+  memref.dealloc %s : memref<1x2x20x20xf32>
+  return
+}
+
+// -----
+
+// Fusing must pay on the cost model's machine: 2 heads of 128 over 2048 tokens
+// in bf16 run their GEMMs on tensor cores (and read 16 MB of scores four
+// times), faster than the kernel's CUDA-core multiply-adds: unfused.
+
+// CHECK-LABEL: func.func @long_bf16
+// CHECK-NOT: gpu.launch
+
+func.func @long_bf16(%q: memref<1x2048x2x128xbf16>, %k: memref<1x2048x2x128xbf16>, %v: memref<1x2048x2x128xbf16>, %mask: memref<2048x2048xbf16>, %o: memref<1x2048x2x128xbf16>) {
+  %zero = arith.constant 0.0 : bf16
+  %nan = arith.constant 0xFFC0 : bf16
+  %scale = arith.constant 0.25 : bf16
+  %s = memref.alloc() {alignment = 64 : i64} : memref<1x2x2048x2048xbf16>
+  linalg.fill ins(%zero : bf16) outs(%s : memref<1x2x2048x2048xbf16>)
+  linalg.generic {indexing_maps = [affine_map<(b, h, i, j, d) -> (b, i, h, d)>, affine_map<(b, h, i, j, d) -> (b, j, h, d)>, affine_map<(b, h, i, j, d) -> (b, h, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : memref<1x2048x2x128xbf16>, memref<1x2048x2x128xbf16>) outs(%s : memref<1x2x2048x2048xbf16>) {
+  ^bb0(%a: bf16, %b: bf16, %acc: bf16):
+    %m = arith.mulf %a, %b : bf16
+    %r = arith.addf %acc, %m : bf16
+    linalg.yield %r : bf16
+  }
+  linalg.generic {indexing_maps = [affine_map<(b, h, i, j) -> (b, h, i, j)>, affine_map<(b, h, i, j) -> (i, j)>, affine_map<(b, h, i, j) -> (b, h, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %mask : memref<1x2x2048x2048xbf16>, memref<2048x2048xbf16>) outs(%s : memref<1x2x2048x2048xbf16>) {
+  ^bb0(%x: bf16, %y: bf16, %out: bf16):
+    %a = arith.mulf %x, %scale : bf16
+    %r = arith.addf %a, %y : bf16
+    linalg.yield %r : bf16
+  }
+  %rows = memref.alloc() {alignment = 64 : i64} : memref<1x2x2048xbf16>
+  linalg.fill ins(%nan : bf16) outs(%rows : memref<1x2x2048xbf16>)
+  linalg.generic {indexing_maps = [affine_map<(b, h, i, j) -> (b, h, i, j)>, affine_map<(b, h, i, j) -> (b, h, i)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%s : memref<1x2x2048x2048xbf16>) outs(%rows : memref<1x2x2048xbf16>) {
+  ^bb0(%x: bf16, %acc: bf16):
+    %r = arith.maxnumf %x, %acc : bf16
+    linalg.yield %r : bf16
+  }
+  linalg.generic {indexing_maps = [affine_map<(b, h, i, j) -> (b, h, i, j)>, affine_map<(b, h, i, j) -> (b, h, i)>, affine_map<(b, h, i, j) -> (b, h, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %rows : memref<1x2x2048x2048xbf16>, memref<1x2x2048xbf16>) outs(%s : memref<1x2x2048x2048xbf16>) {
+  ^bb0(%x: bf16, %m: bf16, %out: bf16):
+      %d = arith.subf %x, %m : bf16
+      %r = math.exp %d : bf16
+    linalg.yield %r : bf16
+  }
+  linalg.fill ins(%zero : bf16) outs(%rows : memref<1x2x2048xbf16>)
+  linalg.generic {indexing_maps = [affine_map<(b, h, i, j) -> (b, h, i, j)>, affine_map<(b, h, i, j) -> (b, h, i)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%s : memref<1x2x2048x2048xbf16>) outs(%rows : memref<1x2x2048xbf16>) {
+  ^bb0(%x: bf16, %acc: bf16):
+    %r = arith.addf %x, %acc : bf16
+    linalg.yield %r : bf16
+  }
+  linalg.generic {indexing_maps = [affine_map<(b, h, i, j) -> (b, h, i, j)>, affine_map<(b, h, i, j) -> (b, h, i)>, affine_map<(b, h, i, j) -> (b, h, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %rows : memref<1x2x2048x2048xbf16>, memref<1x2x2048xbf16>) outs(%s : memref<1x2x2048x2048xbf16>) {
+  ^bb0(%x: bf16, %t: bf16, %out: bf16):
+    %r = arith.divf %x, %t : bf16
+    linalg.yield %r : bf16
+  }
+  linalg.fill ins(%zero : bf16) outs(%o : memref<1x2048x2x128xbf16>)
+  linalg.generic {indexing_maps = [affine_map<(b, i, h, e, j) -> (b, h, i, j)>, affine_map<(b, i, h, e, j) -> (b, j, h, e)>, affine_map<(b, i, h, e, j) -> (b, i, h, e)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%s, %v : memref<1x2x2048x2048xbf16>, memref<1x2048x2x128xbf16>) outs(%o : memref<1x2048x2x128xbf16>) {
+  ^bb0(%a: bf16, %b: bf16, %acc: bf16):
+    %m = arith.mulf %a, %b : bf16
+    %r = arith.addf %acc, %m : bf16
+    linalg.yield %r : bf16
+  }
+  memref.dealloc %rows : memref<1x2x2048xbf16>
+  memref.dealloc %s : memref<1x2x2048x2048xbf16>
+  return
+}
+
+// -----
+
+// The same in f32: the GEMMs run on the CUDA cores too at the default
+// precision, and the kernel saves the scores' trips: fused. At TF32 (matmul
+// precision high) the GEMMs are faster: unfused.
+
+// CHECK-LABEL: func.func @long_f32
+// CHECK: gpu.launch
+// HIGH-LABEL: func.func @long_f32
+// HIGH-NOT: gpu.launch
+
+func.func @long_f32(%q: memref<1x2048x2x128xf32>, %k: memref<1x2048x2x128xf32>, %v: memref<1x2048x2x128xf32>, %mask: memref<2048x2048xf32>, %o: memref<1x2048x2x128xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %nan = arith.constant 0xFFC00000 : f32
+  %scale = arith.constant 0.25 : f32
+  %s = memref.alloc() {alignment = 64 : i64} : memref<1x2x2048x2048xf32>
+  linalg.fill ins(%zero : f32) outs(%s : memref<1x2x2048x2048xf32>)
+  linalg.generic {indexing_maps = [affine_map<(b, h, i, j, d) -> (b, i, h, d)>, affine_map<(b, h, i, j, d) -> (b, j, h, d)>, affine_map<(b, h, i, j, d) -> (b, h, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : memref<1x2048x2x128xf32>, memref<1x2048x2x128xf32>) outs(%s : memref<1x2x2048x2048xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(b, h, i, j) -> (b, h, i, j)>, affine_map<(b, h, i, j) -> (i, j)>, affine_map<(b, h, i, j) -> (b, h, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %mask : memref<1x2x2048x2048xf32>, memref<2048x2048xf32>) outs(%s : memref<1x2x2048x2048xf32>) {
+  ^bb0(%x: f32, %y: f32, %out: f32):
+    %a = arith.mulf %x, %scale : f32
+    %r = arith.addf %a, %y : f32
+    linalg.yield %r : f32
+  }
+  %rows = memref.alloc() {alignment = 64 : i64} : memref<1x2x2048xf32>
+  linalg.fill ins(%nan : f32) outs(%rows : memref<1x2x2048xf32>)
+  linalg.generic {indexing_maps = [affine_map<(b, h, i, j) -> (b, h, i, j)>, affine_map<(b, h, i, j) -> (b, h, i)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%s : memref<1x2x2048x2048xf32>) outs(%rows : memref<1x2x2048xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %r = arith.maxnumf %x, %acc : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(b, h, i, j) -> (b, h, i, j)>, affine_map<(b, h, i, j) -> (b, h, i)>, affine_map<(b, h, i, j) -> (b, h, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %rows : memref<1x2x2048x2048xf32>, memref<1x2x2048xf32>) outs(%s : memref<1x2x2048x2048xf32>) {
+  ^bb0(%x: f32, %m: f32, %out: f32):
+      %d = arith.subf %x, %m : f32
+      %r = math.exp %d : f32
+    linalg.yield %r : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%rows : memref<1x2x2048xf32>)
+  linalg.generic {indexing_maps = [affine_map<(b, h, i, j) -> (b, h, i, j)>, affine_map<(b, h, i, j) -> (b, h, i)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%s : memref<1x2x2048x2048xf32>) outs(%rows : memref<1x2x2048xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %r = arith.addf %x, %acc : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(b, h, i, j) -> (b, h, i, j)>, affine_map<(b, h, i, j) -> (b, h, i)>, affine_map<(b, h, i, j) -> (b, h, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %rows : memref<1x2x2048x2048xf32>, memref<1x2x2048xf32>) outs(%s : memref<1x2x2048x2048xf32>) {
+  ^bb0(%x: f32, %t: f32, %out: f32):
+    %r = arith.divf %x, %t : f32
+    linalg.yield %r : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%o : memref<1x2048x2x128xf32>)
+  linalg.generic {indexing_maps = [affine_map<(b, i, h, e, j) -> (b, h, i, j)>, affine_map<(b, i, h, e, j) -> (b, j, h, e)>, affine_map<(b, i, h, e, j) -> (b, i, h, e)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%s, %v : memref<1x2x2048x2048xf32>, memref<1x2048x2x128xf32>) outs(%o : memref<1x2048x2x128xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  memref.dealloc %rows : memref<1x2x2048xf32>
+  memref.dealloc %s : memref<1x2x2048x2048xf32>
+  return
+}
