@@ -473,12 +473,19 @@ struct Comparison {
   double worstGot = 0, worstWant = 0;
   double tolerance = 0, floor = 0;
   double sensitivity = 0; // an absolute allowance: the model's own (below)
+  /// Elements NaN in both (they agree, but show nothing).
+  int64_t nanInBoth = 0;
 
   bool pass() const { return bad == 0; }
+  /// Whether agreeing shows anything: some element is not NaN in both.
+  bool proves() const { return elements == 0 || nanInBoth < elements; }
 
   std::string describe(const int64_t *shape, int32_t rank) const {
     std::ostringstream os;
     os << bad << " of " << elements << " elements off";
+    if (nanInBoth > 0)
+      os << "; NaN in both at " << nanInBoth << " of " << elements
+         << (proves() ? "" : ": nothing to compare");
     if (worst >= 0) {
       os << "; worst at " << indexString(worst, shape, rank) << ": got "
          << worstGot << ", expected " << worstWant;
@@ -521,6 +528,7 @@ Comparison compare(tprt_dtype dtype, const void *got, const void *want,
       double g = valueAt(dtype, got, i), w = valueAt(dtype, want, i);
       if (std::isnan(g) || std::isnan(w) || std::isinf(g) || std::isinf(w)) {
         bool same = (std::isnan(g) && std::isnan(w)) || g == w;
+        c.nanInBoth += std::isnan(g) && std::isnan(w);
         ratio = same ? 0 : HUGE_VAL;
       } else {
         double allowance = std::max(
@@ -1222,7 +1230,8 @@ int runOne(const Options &o, tprt_program *program, int32_t function,
           widened = os.str();
         }
       }
-      pass &= c.pass();
+      // A reference that is NaN wherever the result is shows nothing.
+      pass &= c.pass() && c.proves();
       std::string forPrecision =
           c.tolerance != toleranceOf(got.dtype)
               ? std::string(" for matmul precision '") + precision + "'"
