@@ -819,8 +819,9 @@ def FuseAttentionPass : Pass<"tp-fuse-attention", "::mlir::func::FuncOp"> {
       a fill of 0 (or onto what O holds), where the values do not read the
       query dimension;
     when the scores and the softmax's rows are used by nothing else (but
-    their frees), the shapes are static, both head dimensions are at most
-    128, and the kernel is faster on the cost model's machine
+    their frees), the output shares no memory with what the kernel reads
+    (as `tp-map-linalg-to-gpu` judges it: in a layer function the arguments
+    may), the shapes are static, both head dimensions are at most 128, and the kernel is faster on the cost model's machine
     (`cost-model`, as `--tp-propagate`'s): its multiply-adds run on the CUDA
     cores, so it must beat the two GEMMs at their rate (tensor cores for
     16-bit operands, and for f32 at `matmul-precision` high or medium) plus

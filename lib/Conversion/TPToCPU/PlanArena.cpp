@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tp/Conversion/Common/Buffers.h"
 #include "tp/Conversion/Common/RuntimeCalls.h"
 #include "tp/Conversion/Passes.h"
 
@@ -50,13 +51,11 @@ struct Planned {
 /// Bytes of a statically shaped, identity-laid-out memref of whole-byte
 /// elements in the default memory space; nothing otherwise.
 std::optional<int64_t> bytesOf(MemRefType type) {
-  if (!type.hasStaticShape() || !type.getLayout().isIdentity() ||
-      type.getMemorySpace() || !type.getElementType().isIntOrFloat())
+  if (!type.getLayout().isIdentity() || type.getMemorySpace() ||
+      !type.getElementType().isIntOrFloat() ||
+      type.getElementType().getIntOrFloatBitWidth() % 8 != 0)
     return std::nullopt;
-  unsigned bits = type.getElementType().getIntOrFloatBitWidth();
-  if (bits % 8 != 0)
-    return std::nullopt;
-  return type.getNumElements() * (bits / 8);
+  return staticByteSize(type);
 }
 
 /// The body's buffers the arena can hold, with their lives.

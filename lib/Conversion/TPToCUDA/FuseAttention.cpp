@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tp/Conversion/Common/Buffers.h"
 #include "tp/Conversion/Passes.h"
 #include "tp/Dialect/TP/Transforms/CostModel.h"
 
@@ -480,9 +481,23 @@ private:
       for (Operation *user : buffer.getUsers())
         if (!ops.contains(user) && !isa<memref::DeallocOp>(user))
           return false;
-    // The output is none of them, and read by nothing replaced but the sum.
+    // The output is none of them, and shares no memory with what the
+    // kernel reads: its blocks write their rows while others still read
+    // every key and value.
     Value out = att.weighted.op.getDpsInits()[0];
-    return !att.internal.contains(out);
+    if (att.internal.contains(out))
+      return false;
+    auto func = att.weighted.op->getParentOfType<func::FuncOp>();
+    SmallVector<Value> read = {
+        att.scores.op.getDpsInputs()[0], att.scores.op.getDpsInputs()[1],
+        att.weighted.op.getDpsInputs()[1 - att.probInput]};
+    for (linalg::GenericOp t : att.transforms)
+      for (Value in : t.getDpsInputs())
+        if (!att.internal.contains(in))
+          read.push_back(in);
+    return func && llvm::none_of(read, [&](Value in) {
+             return tp::mayAlias(in, out, func);
+           });
   }
 };
 
@@ -911,12 +926,9 @@ private:
         if (!att.internal.contains(in) && in != qk.getDpsInits()[0])
           buffers.insert(in);
     int64_t bytes = 0;
-    for (Value buffer : buffers) {
-      auto type = cast<MemRefType>(buffer.getType());
-      if (type.hasStaticShape() && type.getElementType().isIntOrFloat())
-        bytes += type.getNumElements() *
-                 ((type.getElementType().getIntOrFloatBitWidth() + 7) / 8);
-    }
+    for (Value buffer : buffers)
+      bytes +=
+          tp::staticByteSize(cast<MemRefType>(buffer.getType())).value_or(0);
     auto points = [](linalg::GenericOp op) {
       int64_t n = 1;
       for (int64_t r : op.getStaticLoopRanges())
@@ -952,11 +964,7 @@ private:
 };
 
 int64_t bytesOf(Value buffer) {
-  auto type = cast<MemRefType>(buffer.getType());
-  if (!type.hasStaticShape() || !type.getElementType().isIntOrFloat())
-    return 0;
-  return type.getNumElements() *
-         ((type.getElementType().getIntOrFloatBitWidth() + 7) / 8);
+  return tp::staticByteSize(cast<MemRefType>(buffer.getType())).value_or(0);
 }
 
 int64_t pointsOf(linalg::GenericOp op) {

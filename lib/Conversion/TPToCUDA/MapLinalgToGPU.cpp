@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tp/Conversion/Common/Buffers.h"
 #include "tp/Conversion/Passes.h"
 
 #include "mlir/IR/IRMapping.h"
@@ -166,12 +167,8 @@ void setCost(gpu::LaunchOp launch, ArrayRef<linalg::LinalgOp> ops) {
     flops += perPoint * points;
   }
   int64_t bytes = 0;
-  for (Value buffer : buffers) {
-    auto type = cast<MemRefType>(buffer.getType());
-    if (type.hasStaticShape() && type.getElementType().isIntOrFloat())
-      bytes += type.getNumElements() *
-               ((type.getElementType().getIntOrFloatBitWidth() + 7) / 8);
-  }
+  for (Value buffer : buffers)
+    bytes += tp::staticByteSize(cast<MemRefType>(buffer.getType())).value_or(0);
   Builder b(launch.getContext());
   launch->setAttr(
       "tp.cost", b.getDictionaryAttr(
@@ -678,87 +675,6 @@ std::optional<RowShape> rowShapeOf(linalg::LinalgOp op,
   return shape;
 }
 
-/// Bytes of a statically shaped, identity-laid-out memref; nothing
-/// otherwise.
-std::optional<int64_t> staticBytes(MemRefType type) {
-  if (!type.hasStaticShape() || !type.getLayout().isIdentity() ||
-      !type.getElementType().isIntOrFloat())
-    return std::nullopt;
-  return type.getNumElements() *
-         ((type.getElementType().getIntOrFloatBitWidth() + 7) / 8);
-}
-
-/// The memory a buffer views: its root (an allocation, an argument, a
-/// global) and, where the views are static, the bytes of the root it spans.
-struct Extent {
-  Value root;
-  std::optional<int64_t> begin, end;
-};
-
-Extent extentOf(Value buffer) {
-  std::optional<int64_t> size = staticBytes(cast<MemRefType>(buffer.getType()));
-  bool known = size.has_value();
-  int64_t shift = 0;
-  Value value = buffer;
-  while (Operation *def = value.getDefiningOp()) {
-    if (auto view = dyn_cast<memref::ViewOp>(def)) {
-      std::optional<int64_t> at = getConstantIntValue(view.getByteShift());
-      known = known && at.has_value();
-      shift += at.value_or(0);
-      value = view.getSource();
-      continue;
-    }
-    if (isa<memref::ExpandShapeOp, memref::CollapseShapeOp, memref::CastOp>(
-            def)) {
-      value = def->getOperand(0);
-      continue;
-    }
-    if (auto view = dyn_cast<ViewLikeOpInterface>(def)) {
-      known = false;
-      value = view.getViewSource();
-      continue;
-    }
-    break;
-  }
-  if (!known)
-    return {value, std::nullopt, std::nullopt};
-  return {value, shift, shift + *size};
-}
-
-/// Whether two buffers of `func` may share memory. Distinct allocations,
-/// globals and the arguments of a public function (an entry point's arrays)
-/// do not; the arguments of a private function (a layer its callers pass
-/// views to) may share memory with each other; views of one root share
-/// memory unless both spans are static and disjoint.
-bool mayAlias(Value a, Value b, func::FuncOp func) {
-  if (a == b)
-    return true;
-  Extent x = extentOf(a), y = extentOf(b);
-  auto global = [](Value root) {
-    auto get = root.getDefiningOp<memref::GetGlobalOp>();
-    return get ? get.getNameAttr() : FlatSymbolRefAttr();
-  };
-  bool sameRoot =
-      x.root == y.root || (global(x.root) && global(x.root) == global(y.root));
-  if (sameRoot)
-    return !(x.begin && y.begin && (*x.end <= *y.begin || *y.end <= *x.begin));
-  enum Kind { Fresh, Global, EntryArgument, LayerArgument, Unknown };
-  auto kind = [&](Value root) {
-    if (isa_and_nonnull<memref::AllocOp, memref::AllocaOp>(
-            root.getDefiningOp()))
-      return Fresh;
-    if (global(root))
-      return Global;
-    auto arg = dyn_cast<BlockArgument>(root);
-    if (arg && arg.getOwner() == &func.getBody().front())
-      return func.isPrivate() ? LayerArgument : EntryArgument;
-    return Unknown;
-  };
-  Kind kx = kind(x.root), ky = kind(y.root);
-  return kx == Unknown || ky == Unknown ||
-         (kx == LayerArgument && ky == LayerArgument);
-}
-
 /// A member of a row kernel: a linalg op, its combiner when it reduces, and
 /// the fill of its output it folds in (the reduction starts from the fill's
 /// value, in a register).
@@ -885,7 +801,7 @@ private:
               return true;
             continue;
           }
-          if (mayAlias(x.get(), y.get(), func))
+          if (tp::mayAlias(x.get(), y.get(), func))
             return true;
         }
       }

@@ -20,6 +20,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tp/Conversion/Common/Buffers.h"
 #include "tp/Conversion/Common/RuntimeCalls.h"
 #include "tp/Conversion/Passes.h"
 
@@ -38,19 +39,6 @@ using namespace mlir;
 using namespace mlir::tp;
 
 namespace {
-
-/// Bytes of a statically shaped memref of int or float elements, or
-/// nothing. An i1 (a mask) takes a byte, as LLVM stores it.
-std::optional<int64_t> byteSize(MemRefType type) {
-  if (!type.hasStaticShape() || !type.getElementType().isIntOrFloat())
-    return std::nullopt;
-  int64_t bits = type.getElementType().getIntOrFloatBitWidth();
-  if (bits == 1)
-    return type.getNumElements();
-  if (bits % 8 != 0)
-    return std::nullopt;
-  return type.getNumElements() * (bits / 8);
-}
 
 /// A constant that is not a splat, read by a function, and where it lies in
 /// the function's constants' buffer.
@@ -95,7 +83,7 @@ struct ConstantsRewriter {
       if (layout.own.count(read.getNameAttr()))
         continue;
       auto type = cast<MemRefType>(read.getType());
-      int64_t bytes = *byteSize(type);
+      int64_t bytes = *staticByteSize(type);
       layout.own[read.getNameAttr()] = layout.bytes;
       layout.leaves.push_back({read.getNameAttr(), type, bytes, layout.bytes});
       layout.bytes += alignUp(bytes);
@@ -153,7 +141,7 @@ struct ConstantsRewriter {
                                   global.getInitialValueAttr())
                             : DenseElementsAttr();
         if (!global || !global.getConstant() || !value || !type ||
-            !byteSize(type) || !type.getLayout().isIdentity()) {
+            !staticByteSize(type) || !type.getLayout().isIdentity()) {
           read.emitOpError()
               << "reads " << read.getNameAttr()
               << ", which is not a dense constant of a statically shaped, "
@@ -360,7 +348,7 @@ struct ConstantsRewriter {
         Value host =
             memref::GetGlobalOp::create(at, readLoc, type, read.getNameAttr());
         Value size = arith::ConstantOp::create(
-            at, readLoc, at.getI64IntegerAttr(*byteSize(type)));
+            at, readLoc, at.getI64IntegerAttr(*staticByteSize(type)));
         func::CallOp::create(
             at, readLoc, upload,
             ValueRange{func.getArgument(0), bufferPointer(at, readLoc, buffer),

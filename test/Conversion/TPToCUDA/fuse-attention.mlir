@@ -465,3 +465,67 @@ func.func @long_f32(%q: memref<1x2048x2x128xf32>, %k: memref<1x2048x2x128xf32>, 
   memref.dealloc %s : memref<1x2x2048x2048xf32>
   return
 }
+
+// -----
+
+// In a private function (a layer its callers pass views to) the output may
+// share memory with the keys and values, which every block reads while others
+// write their rows: unfused.
+
+// CHECK-LABEL: func.func private @aliased
+// CHECK-NOT: gpu.launch
+// CHECK-COUNT-7: linalg.generic
+
+func.func private @aliased(%q: memref<1x20x2x16xf32>, %k: memref<1x20x2x16xf32>, %v: memref<1x20x2x16xf32>, %mask: memref<20x20xf32>, %o: memref<1x20x2x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %nan = arith.constant 0xFFC00000 : f32
+  %scale = arith.constant 0.25 : f32
+  %s = memref.alloc() {alignment = 64 : i64} : memref<1x2x20x20xf32>
+  linalg.fill ins(%zero : f32) outs(%s : memref<1x2x20x20xf32>)
+  linalg.generic {indexing_maps = [affine_map<(b, h, i, j, d) -> (b, i, h, d)>, affine_map<(b, h, i, j, d) -> (b, j, h, d)>, affine_map<(b, h, i, j, d) -> (b, h, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : memref<1x20x2x16xf32>, memref<1x20x2x16xf32>) outs(%s : memref<1x2x20x20xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(b, h, i, j) -> (b, h, i, j)>, affine_map<(b, h, i, j) -> (i, j)>, affine_map<(b, h, i, j) -> (b, h, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %mask : memref<1x2x20x20xf32>, memref<20x20xf32>) outs(%s : memref<1x2x20x20xf32>) {
+  ^bb0(%x: f32, %y: f32, %out: f32):
+    %a = arith.mulf %x, %scale : f32
+    %r = arith.addf %a, %y : f32
+    linalg.yield %r : f32
+  }
+  %rows = memref.alloc() {alignment = 64 : i64} : memref<1x2x20xf32>
+  linalg.fill ins(%nan : f32) outs(%rows : memref<1x2x20xf32>)
+  linalg.generic {indexing_maps = [affine_map<(b, h, i, j) -> (b, h, i, j)>, affine_map<(b, h, i, j) -> (b, h, i)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%s : memref<1x2x20x20xf32>) outs(%rows : memref<1x2x20xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %r = arith.maxnumf %x, %acc : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(b, h, i, j) -> (b, h, i, j)>, affine_map<(b, h, i, j) -> (b, h, i)>, affine_map<(b, h, i, j) -> (b, h, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %rows : memref<1x2x20x20xf32>, memref<1x2x20xf32>) outs(%s : memref<1x2x20x20xf32>) {
+  ^bb0(%x: f32, %m: f32, %out: f32):
+      %d = arith.subf %x, %m : f32
+      %r = math.exp %d : f32
+    linalg.yield %r : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%rows : memref<1x2x20xf32>)
+  linalg.generic {indexing_maps = [affine_map<(b, h, i, j) -> (b, h, i, j)>, affine_map<(b, h, i, j) -> (b, h, i)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%s : memref<1x2x20x20xf32>) outs(%rows : memref<1x2x20xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %r = arith.addf %x, %acc : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(b, h, i, j) -> (b, h, i, j)>, affine_map<(b, h, i, j) -> (b, h, i)>, affine_map<(b, h, i, j) -> (b, h, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %rows : memref<1x2x20x20xf32>, memref<1x2x20xf32>) outs(%s : memref<1x2x20x20xf32>) {
+  ^bb0(%x: f32, %t: f32, %out: f32):
+    %r = arith.divf %x, %t : f32
+    linalg.yield %r : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%o : memref<1x20x2x16xf32>)
+  linalg.generic {indexing_maps = [affine_map<(b, i, h, e, j) -> (b, h, i, j)>, affine_map<(b, i, h, e, j) -> (b, j, h, e)>, affine_map<(b, i, h, e, j) -> (b, i, h, e)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%s, %v : memref<1x2x20x20xf32>, memref<1x20x2x16xf32>) outs(%o : memref<1x20x2x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  memref.dealloc %rows : memref<1x2x20xf32>
+  memref.dealloc %s : memref<1x2x20x20xf32>
+  return
+}
