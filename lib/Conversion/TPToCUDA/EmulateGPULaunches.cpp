@@ -490,8 +490,7 @@ private:
     // The body's shuffles are remade in its own thread loops only: nothing
     // after the loop uses them, and their operands are the body's.
     size_t outerShuffles = shuffles.size();
-    auto dropBodyShuffles =
-        llvm::make_scope_exit([&] { shuffles.resize(outerShuffles); });
+    llvm::scope_exit dropBodyShuffles([&] { shuffles.resize(outerShuffles); });
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPoint(emulated.getBody()->getTerminator());
