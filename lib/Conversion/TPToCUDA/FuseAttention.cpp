@@ -600,24 +600,32 @@ public:
                                             key, index(b, keys));
         return std::pair{key, valid};
       };
-      stage(b, tid, threads, kKeysPerTile, headDim,
-            [&](OpBuilder &b, Value j, Value d) {
-              auto [key, valid] = keyAt(b, j);
-              Value element = guardedLoad(b, valid, [&](OpBuilder &b) {
-                return loadOperand(b, qk, 1 - att.queryInput,
-                                   scoresLoops(b, zero(b), key, d));
+      // A tile of `cols` elements per key of input `input` of `op`, read at
+      // the loop values `loops` gives, into `tileBuffer`.
+      auto stageKeys = [&](linalg::GenericOp op, unsigned input, int64_t cols,
+                           auto loops, Value tileBuffer) {
+        stage(b, tid, threads, kKeysPerTile, cols,
+              [&](OpBuilder &b, Value j, Value c) {
+                auto [key, valid] = keyAt(b, j);
+                Value element = guardedLoad(b, valid, [&](OpBuilder &b) {
+                  return loadOperand(b, op, input, loops(b, key, c));
+                });
+                memref::StoreOp::create(b, loc, element, tileBuffer,
+                                        ValueRange{j, c});
               });
-              memref::StoreOp::create(b, loc, element, ks, ValueRange{j, d});
-            });
-      stage(b, tid, threads, kKeysPerTile, features,
-            [&](OpBuilder &b, Value j, Value e) {
-              auto [key, valid] = keyAt(b, j);
-              Value element = guardedLoad(b, valid, [&](OpBuilder &b) {
-                return loadOperand(b, pv, 1 - att.probInput,
-                                   weightedLoops(b, zero(b), key, e));
-              });
-              memref::StoreOp::create(b, loc, element, vs, ValueRange{j, e});
-            });
+      };
+      stageKeys(
+          qk, 1 - att.queryInput, headDim,
+          [&](OpBuilder &b, Value key, Value d) {
+            return scoresLoops(b, zero(b), key, d);
+          },
+          ks);
+      stageKeys(
+          pv, 1 - att.probInput, features,
+          [&](OpBuilder &b, Value key, Value e) {
+            return weightedLoops(b, zero(b), key, e);
+          },
+          vs);
       gpu::BarrierOp::create(b, loc);
 
       // Each of the warp's rows: its score for the lane's key, the online
