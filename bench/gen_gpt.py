@@ -2,7 +2,11 @@
 """Generates an N-layer GPT stack (GPT-2 blocks: layernorm, causal self-attention,
 residual, layernorm, GELU MLP, residual) in tp-mlir's global form; with --bert, BERT
 layers instead (post-layernorm: attention with a [B, S] key padding mask, add & norm,
-GELU MLP, add & norm).
+GELU MLP, add & norm); with --llama, Llama layers (as Hugging Face's LlamaDecoderLayer:
+RMSNorm, rotary embeddings on the queries and keys from [S, D] cos and sin inputs with
+rotate-half written as slices, a negation and a concatenation, causal attention with
+--kv-heads key/value heads (grouped-query attention when fewer than --heads), RMSNorm,
+SwiGLU MLP, no biases).
 
 Each block is annotated the way Megatron-LM users annotate one block: the Q, K, V weights
 and the first MLP weight split by columns over the mesh axis "tp"; everything else (the
@@ -15,7 +19,7 @@ With --upstream, the same model is annotated for upstream MLIR's `shard` dialect
 and on the output), for side-by-side runs of its sharding-propagation and shard-partition.
 
 usage: gen_gpt.py [--layers N] [--batch B] [--seq S] [--embed E] [--heads H] [--tp P]
-                  [--bert] [--upstream]
+                  [--mlp F] [--bert | --llama [--kv-heads K]] [--upstream]
 """
 
 import argparse
@@ -170,6 +174,140 @@ def block(l, x, B, S, E, H, F, bert=False, attention=True):
     return lines, f"{a}out"
 
 
+def llama_block(l, x, B, S, E, H, KV, F):
+    """Emits Llama layer l reading activation x; returns its lines and its output."""
+    D = E // H
+    G = H // KV
+    T = B * S
+    t = f"tensor<{T}x{E}xf32>"
+    a = f"%l{l}_"
+    lines = []
+    emit = lines.append
+
+    def generic(name, maps, iterators, ins, outs, args, body, result):
+        emit(f"  {a}{name} = linalg.generic {{indexing_maps = [{', '.join(maps)}], iterator_types ="
+             f" [{', '.join(chr(34) + i + chr(34) for i in iterators)}]}}"
+             f" ins({', '.join(v for v, _ in ins)} : {', '.join(ty for _, ty in ins)})"
+             f" outs({outs[0]} : {outs[1]}) {{")
+        emit(f"    ^bb0({', '.join(arg + ': f32' for arg in args)}):")
+        for op in body:
+            emit(f"      {op}")
+        emit(f"  }} -> {result}")
+
+    def rmsnorm(name, inp, g):
+        emit(f"  {a}{name}_e1 = tensor.empty() : tensor<{T}xf32>")
+        emit(f"  {a}{name}_z = linalg.fill ins(%zero : f32) outs({a}{name}_e1 : tensor<{T}xf32>) -> tensor<{T}xf32>")
+        generic(f"{name}_sq", ["#tok_e", "#tok"], ["parallel", "reduction"], [(inp, t)],
+                (f"{a}{name}_z", f"tensor<{T}xf32>"), ["%v", "%acc"],
+                ["%v2 = arith.mulf %v, %v : f32", "%r = arith.addf %v2, %acc : f32",
+                 "linalg.yield %r : f32"], f"tensor<{T}xf32>")
+        emit(f"  {a}{name}_e2 = tensor.empty() : {t}")
+        generic(name, ["#tok_e", "#tok", "#emb", "#tok_e"], ["parallel", "parallel"],
+                [(inp, t), (f"{a}{name}_sq", f"tensor<{T}xf32>"), (g, f"tensor<{E}xf32>")],
+                (f"{a}{name}_e2", t), ["%v", "%q", "%gv", "%o"],
+                ["%ms = arith.mulf %q, %inv_e : f32", "%me = arith.addf %ms, %eps : f32",
+                 "%rs = math.rsqrt %me : f32", "%n = arith.mulf %v, %rs : f32",
+                 "%r = arith.mulf %n, %gv : f32", "linalg.yield %r : f32"], t)
+
+    def linear(name, inp, w, n, k):
+        emit(f"  {a}{name}_e = tensor.empty() : tensor<{T}x{n}xf32>")
+        emit(f"  {a}{name}_z = linalg.fill ins(%zero : f32) outs({a}{name}_e : tensor<{T}x{n}xf32>) -> tensor<{T}x{n}xf32>")
+        emit(f"  {a}{name} = linalg.matmul ins({inp}, {w} : tensor<{T}x{k}xf32>, tensor<{k}x{n}xf32>)"
+             f" outs({a}{name}_z : tensor<{T}x{n}xf32>) -> tensor<{T}x{n}xf32>")
+
+    def residual(name, p, q):
+        emit(f"  {a}{name}_e = tensor.empty() : {t}")
+        emit(f"  {a}{name} = linalg.add ins({p}, {q} : {t}, {t}) outs({a}{name}_e : {t}) -> {t}")
+
+    # Queries [B, S, KV, G, D] (G = 1: [B, S, H, D]), keys and values [B, S, KV, D].
+    qshape = [B, S, KV, G, D] if G > 1 else [B, S, H, D]
+    kshape = [B, S, KV, D]
+    ty = lambda shape: "tensor<" + "x".join(map(str, shape)) + "xf32>"
+
+    def rotary(name, inp, shape):
+        # x * cos + rotate_half(x) * sin; rotate_half(x) = concat(-x[..., D/2:], x[..., :D/2]).
+        r = len(shape)
+        half = shape[:-1] + [D // 2]
+        zeros = ", ".join(["0"] * r)
+        ones = ", ".join(["1"] * r)
+        sizes = ", ".join(map(str, half))
+        emit(f"  {a}{name}_lo = tensor.extract_slice {inp}[{zeros}] [{sizes}] [{ones}] : {ty(shape)} to {ty(half)}")
+        emit(f"  {a}{name}_hi = tensor.extract_slice {inp}[{', '.join(['0'] * (r - 1))}, {D // 2}] [{sizes}] [{ones}]"
+             f" : {ty(shape)} to {ty(half)}")
+        emit(f"  {a}{name}_neg = arith.negf {a}{name}_hi : {ty(half)}")
+        emit(f"  {a}{name}_rh = tensor.concat dim({r - 1}) {a}{name}_neg, {a}{name}_lo"
+             f" : ({ty(half)}, {ty(half)}) -> {ty(shape)}")
+        emit(f"  {a}{name}_e = tensor.empty() : {ty(shape)}")
+        ident, sd = f"#rot{r}", f"#rot{r}_sd"
+        generic(name, [ident, ident, sd, sd, ident], ["parallel"] * r,
+                [(inp, ty(shape)), (f"{a}{name}_rh", ty(shape)), ("%cos", f"tensor<{S}x{D}xf32>"),
+                 ("%sin", f"tensor<{S}x{D}xf32>")], (f"{a}{name}_e", ty(shape)),
+                ["%v", "%h", "%c", "%s", "%o"],
+                ["%vc = arith.mulf %v, %c : f32", "%hs = arith.mulf %h, %s : f32",
+                 "%r = arith.addf %vc, %hs : f32", "linalg.yield %r : f32"], ty(shape))
+
+    rmsnorm("ln1", x, f"{a}ln1_g")
+    linear("q", f"{a}ln1", f"{a}wq", E, E)
+    linear("k", f"{a}ln1", f"{a}wk", KV * D, E)
+    linear("v", f"{a}ln1", f"{a}wv", KV * D, E)
+    qgroups = "[[0, 1], [2, 3, 4]]" if G > 1 else "[[0, 1], [2, 3]]"
+    emit(f"  {a}q4 = tensor.expand_shape {a}q {qgroups} output_shape [{', '.join(map(str, qshape))}]"
+         f" : tensor<{T}x{E}xf32> into {ty(qshape)}")
+    for p in "kv":
+        emit(f"  {a}{p}4 = tensor.expand_shape {a}{p} [[0, 1], [2, 3]] output_shape [{', '.join(map(str, kshape))}]"
+             f" : tensor<{T}x{KV * D}xf32> into {ty(kshape)}")
+    rotary("qr", f"{a}q4", qshape)
+    rotary("kr", f"{a}k4", kshape)
+    # Scores [B, KV, G, S, S] (G = 1: [B, H, S, S]), scaled, the causal mask added.
+    sshape = [B, KV, G, S, S] if G > 1 else [B, H, S, S]
+    sc = ty(sshape)
+    g = "_g" if G > 1 else ""
+    par = ["parallel"] * len(sshape)
+    emit(f"  {a}se = tensor.empty() : {sc}")
+    emit(f"  {a}sz = linalg.fill ins(%zero : f32) outs({a}se : {sc}) -> {sc}")
+    generic("s", [f"#att{g}_q", f"#att{g}_k", f"#att{g}_s"], par + ["reduction"],
+            [(f"{a}qr", ty(qshape)), (f"{a}kr", ty(kshape))], (f"{a}sz", sc), ["%p", "%q", "%acc"],
+            ["%m = arith.mulf %p, %q : f32", "%r = arith.addf %acc, %m : f32",
+             "linalg.yield %r : f32"], sc)
+    generic("sm", [f"#all{g}", f"#ij{g}", f"#all{g}"], par, [(f"{a}s", sc), ("%mask", f"tensor<{S}x{S}xf32>")],
+            (f"{a}se", sc), ["%v", "%mv", "%o"],
+            ["%sv = arith.mulf %v, %scale : f32", "%r = arith.addf %sv, %mv : f32",
+             "linalg.yield %r : f32"], sc)
+    emit(f"  {a}p = linalg.softmax dimension({len(sshape) - 1}) ins({a}sm : {sc}) outs({a}se : {sc}) -> {sc}")
+    emit(f"  {a}ce = tensor.empty() : {ty(qshape)}")
+    emit(f"  {a}cz = linalg.fill ins(%zero : f32) outs({a}ce : {ty(qshape)}) -> {ty(qshape)}")
+    generic("c", [f"#ctx{g}_p", f"#ctx{g}_v", f"#ctx{g}_c"], par + ["reduction"],
+            [(f"{a}p", sc), (f"{a}v4", ty(kshape))], (f"{a}cz", ty(qshape)), ["%p", "%q", "%acc"],
+            ["%m = arith.mulf %p, %q : f32", "%r = arith.addf %acc, %m : f32",
+             "linalg.yield %r : f32"], ty(qshape))
+    emit(f"  {a}c2 = tensor.collapse_shape {a}c {qgroups} : {ty(qshape)} into {t}")
+    linear("o", f"{a}c2", f"{a}wo", E, E)
+    residual("r1", x, f"{a}o")
+    rmsnorm("ln2", f"{a}r1", f"{a}ln2_g")
+    linear("gate", f"{a}ln2", f"{a}wg", F, E)
+    linear("up", f"{a}ln2", f"{a}wu", F, E)
+    ft = f"tensor<{T}x{F}xf32>"
+    emit(f"  {a}he = tensor.empty() : {ft}")
+    generic("h", ["#tok_e", "#tok_e", "#tok_e"], ["parallel", "parallel"],
+            [(f"{a}gate", ft), (f"{a}up", ft)], (f"{a}he", ft), ["%gv", "%uv", "%o"],
+            ["%ng = arith.negf %gv : f32", "%ex = math.exp %ng : f32",
+             "%den = arith.addf %ex, %one : f32", "%sg = arith.divf %gv, %den : f32",
+             "%r = arith.mulf %sg, %uv : f32", "linalg.yield %r : f32"], ft)
+    linear("down", f"{a}h", f"{a}wd", E, F)
+    residual("out", f"{a}r1", f"{a}down")
+    return lines, f"{a}out"
+
+
+def llama_params(l, E, KVD, F):
+    a = f"%l{l}_"
+    col = ' {tp.sharding = #tp.sharding<@world, [{}, {"tp"}]>}'
+    return [(f"{a}ln1_g", f"tensor<{E}xf32>", ""), (f"{a}wq", f"tensor<{E}x{E}xf32>", col),
+            (f"{a}wk", f"tensor<{E}x{KVD}xf32>", col), (f"{a}wv", f"tensor<{E}x{KVD}xf32>", col),
+            (f"{a}wo", f"tensor<{E}x{E}xf32>", ""), (f"{a}ln2_g", f"tensor<{E}xf32>", ""),
+            (f"{a}wg", f"tensor<{E}x{F}xf32>", col), (f"{a}wu", f"tensor<{E}x{F}xf32>", col),
+            (f"{a}wd", f"tensor<{F}x{E}xf32>", "")]
+
+
 def params(l, E, F, attention=True):
     a = f"%l{l}_"
     col = '{tp.sharding = #tp.sharding<@world, [{}, {"tp"}]>}'
@@ -198,6 +336,10 @@ def main():
     ap.add_argument("--mlp", type=int, default=0,
                     help="MLP width (default 4 x embed; 11008 for a Llama-7B-sized layer)")
     ap.add_argument("--bert", action="store_true")
+    ap.add_argument("--llama", action="store_true",
+                    help="Llama layers (RMSNorm, rotary embeddings, SwiGLU, no biases)")
+    ap.add_argument("--kv-heads", type=int, default=0,
+                    help="key/value heads of --llama's attention (default: --heads)")
     ap.add_argument("--no-attention", action="store_true",
                     help="layernorm + MLP + residual blocks only")
     ap.add_argument("--upstream", action="store_true",
@@ -206,11 +348,20 @@ def main():
     B, S, E, H, N = args.batch, args.seq, args.embed, args.heads, args.layers
     F = args.mlp or 4 * E
     T = B * S
+    KV = args.kv_heads or H
+    if args.llama and (args.bert or args.no_attention or args.upstream):
+        ap.error("--llama takes none of --bert, --no-attention, --upstream")
+    if args.kv_heads and not args.llama:
+        ap.error("--kv-heads is for --llama")
+    if H % KV or E % H or (args.llama and (E // H) % 2):
+        ap.error(f"--heads {H} must be a multiple of --kv-heads {KV} and divide --embed {E}"
+                 " (into an even head dimension for --llama)")
     out = []
     out.append("// Generated by bench/gen_gpt.py: "
                f"--layers {N} --batch {B} --seq {S} --embed {E} --heads {H} --tp {args.tp}"
                + (f" --mlp {F}" if args.mlp else "")
                + (" --no-attention" if args.no_attention else "") + (" --bert" if args.bert else "")
+               + (" --llama" if args.llama else "") + (f" --kv-heads {KV}" if args.kv_heads else "")
                + (" --upstream" if args.upstream else ""))
     out.append("#tok_e = affine_map<(t, e) -> (t, e)>")
     out.append("#tok = affine_map<(t, e) -> (t)>")
@@ -224,6 +375,20 @@ def main():
     out.append("#ctx_p = affine_map<(b, i, h, d, j) -> (b, h, i, j)>")
     out.append("#ctx_v = affine_map<(b, i, h, d, j) -> (b, j, h, d)>")
     out.append("#ctx_c = affine_map<(b, i, h, d, j) -> (b, i, h, d)>")
+    if args.llama:
+        out.append("#all = affine_map<(b, h, i, j) -> (b, h, i, j)>")
+        for r, dims in ((4, "b, s, h, d"), (5, "b, s, h, g, d")):
+            out.append(f"#rot{r} = affine_map<({dims}) -> ({dims})>")
+            out.append(f"#rot{r}_sd = affine_map<({dims}) -> (s, d)>")
+        # Grouped-query attention: G query heads per key/value head.
+        out.append("#att_g_q = affine_map<(b, h, g, i, j, d) -> (b, i, h, g, d)>")
+        out.append("#att_g_k = affine_map<(b, h, g, i, j, d) -> (b, j, h, d)>")
+        out.append("#att_g_s = affine_map<(b, h, g, i, j, d) -> (b, h, g, i, j)>")
+        out.append("#all_g = affine_map<(b, h, g, i, j) -> (b, h, g, i, j)>")
+        out.append("#ij_g = affine_map<(b, h, g, i, j) -> (i, j)>")
+        out.append("#ctx_g_p = affine_map<(b, i, h, g, d, j) -> (b, h, g, i, j)>")
+        out.append("#ctx_g_v = affine_map<(b, i, h, g, d, j) -> (b, j, h, d)>")
+        out.append("#ctx_g_c = affine_map<(b, i, h, g, d, j) -> (b, i, h, g, d)>")
     if args.upstream:
         out.append(f"shard.grid @world(shape = {args.tp})")
     else:
@@ -231,16 +396,20 @@ def main():
     mask = f"tensor<{B}x{S}xf32>" if args.bert else f"tensor<{S}x{S}xf32>"
     attention = not args.no_attention
     args_txt = [f"%x: tensor<{T}x{E}xf32>"] + ([f"%mask: {mask}"] if attention else [])
+    if args.llama:
+        D = E // H
+        args_txt += [f"%cos: tensor<{S}x{D}xf32>", f"%sin: tensor<{S}x{D}xf32>"]
     annotated = []
     for l in range(N):
-        for n, ty, attr in params(l, E, F, attention):
+        layer = llama_params(l, E, KV * (E // H), F) if args.llama else params(l, E, F, attention)
+        for n, ty, attr in layer:
             if args.upstream and attr:
                 # The weight arrives as `<name>_arg` and is annotated in the body.
                 args_txt.append(f"{n}_arg: {ty}")
                 annotated.append((n, ty))
             else:
                 args_txt.append(f"{n}: {ty}{attr}")
-    name = "bert" if args.bert else "gpt"
+    name = "bert" if args.bert else "llama" if args.llama else "gpt"
     out.append(f"func.func @{name}(" + ",\n    ".join(args_txt) + ")")
     if args.upstream:
         out.append(f"    -> tensor<{T}x{E}xf32> {{")
@@ -261,7 +430,10 @@ def main():
     out.append("  %gelu_k = arith.constant 0.7978846 : f32")
     x = "%x"
     for l in range(N):
-        lines, x = block(l, x, B, S, E, H, F, args.bert, attention)
+        if args.llama:
+            lines, x = llama_block(l, x, B, S, E, H, KV, F)
+        else:
+            lines, x = block(l, x, B, S, E, H, F, args.bert, attention)
         out += lines
     if args.upstream:
         out.append(f"  %result = shard.shard {x} to %rep : tensor<{T}x{E}xf32>")

@@ -59,6 +59,7 @@
 #include "llvm/Analysis/LazyCallGraph.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
+#include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -489,6 +490,36 @@ static void codegenStraightLineQuickly(llvm::Module &module) {
   }
 }
 
+/// Defines compiler-rt's `__truncsfbf2` (f32 to bf16, rounded to nearest
+/// even; a NaN stays a quiet NaN) in `module`, weak and hidden: LLVM's x86
+/// code generator calls it where it carries a bf16 value through a
+/// register as f32 (a phi of bf16, without AVX512-BF16), and the system
+/// compiler's runtime library the program is linked with may lack it (GCC
+/// 12's libgcc, Debian 12's, does). Each part's object has its own copy;
+/// the linker keeps one.
+static void defineBF16Truncation(llvm::Module &module) {
+  if (module.getFunction("__truncsfbf2"))
+    return;
+  llvm::LLVMContext &context = module.getContext();
+  llvm::Type *f32 = llvm::Type::getFloatTy(context);
+  llvm::Type *i32 = llvm::Type::getInt32Ty(context);
+  auto *function = llvm::Function::Create(
+      llvm::FunctionType::get(llvm::Type::getBFloatTy(context), {f32}, false),
+      llvm::GlobalValue::WeakAnyLinkage, "__truncsfbf2", module);
+  function->setVisibility(llvm::GlobalValue::HiddenVisibility);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(context, "entry", function));
+  llvm::Value *x = function->getArg(0);
+  llvm::Value *bits = b.CreateBitCast(x, i32);
+  llvm::Value *high = b.CreateLShr(bits, 16);
+  // bits + 0x7fff + (the kept half's lowest bit), then the high half.
+  llvm::Value *bias = b.CreateAdd(b.CreateAnd(high, 1), b.getInt32(0x7fff));
+  llvm::Value *rounded = b.CreateLShr(b.CreateAdd(bits, bias), 16);
+  llvm::Value *quiet = b.CreateOr(high, b.getInt32(0x40));
+  llvm::Value *half = b.CreateSelect(b.CreateFCmpUNO(x, x), quiet, rounded);
+  b.CreateRet(b.CreateBitCast(b.CreateTrunc(half, b.getInt16Ty()),
+                              llvm::Type::getBFloatTy(context)));
+}
+
 /// Links `objects` into the library (-o) with the system C compiler and
 /// appends the checksum.
 static int link(ArrayRef<std::string> objects) {
@@ -522,6 +553,7 @@ static std::string optimizeAndEmit(StringRef bitcode,
     return "reading a part of the program back: " +
            llvm::toString(module.takeError());
   optimizeModule(**module, machine.get());
+  defineBF16Truncation(**module);
   std::error_code ec;
   llvm::raw_fd_ostream out(objectPath, ec, llvm::sys::fs::OF_None);
   if (ec)

@@ -412,6 +412,71 @@ def DecomposeAggregatesPass
                            "::mlir::math::MathDialect"];
 }
 
+def FuseConcatenationsPass
+    : Pass<"tp-fuse-concatenations", "::mlir::ModuleOp"> {
+  let summary = "A concatenation read by a pointwise op becomes a linalg.generic that reads its operands' sources in place, for tp-fuse-elementwise";
+  let description = [{
+    Part of `--tp-lower-to-cpu` and `--tp-lower-to-cuda`, on tensors, before
+    `tp-fuse-elementwise`. A `tensor.concat` copies its operands into a new
+    tensor, which its consumer then reads: rotary embeddings' rotate-half
+    (`concat(-x[..., D/2:], x[..., :D/2])`, as Hugging Face's Llama writes
+    it) is a negation, two copies and the rotation that reads them, four
+    kernels on a GPU. Each statically shaped concatenation whose one use is
+    an input of an all-parallel `linalg.generic` (read through a
+    permutation) becomes an all-parallel `linalg.generic` of no inputs:
+    at each point (`linalg.index`), a chain of `scf.if` on the coordinate
+    along the concatenated dimension picks the operand the point falls in,
+    and the element is read where it comes from, at the shifted
+    coordinates (`tensor.extract`):
+    - an operand that is a slice (static offsets and sizes, unit strides,
+      no rank dropped) is read in the slice's source, at the offsets;
+    - an operand computed by an all-parallel `linalg.generic` used only by
+      the concatenation, every operand read through the identity (the
+      negation), gets that op's body, on its inputs' elements (read the
+      same way); the op goes away;
+    - any other operand is read as it is.
+    `tp-fuse-elementwise` then fuses the generic into its consumer: the
+    rotation reads x in place and writes its result, one loop (one kernel).
+    Nothing else changes: the values are the same, bit for bit.
+
+    Example:
+
+    ```mlir
+    %lo = tensor.extract_slice %x[0, 0] [8, 8] [1, 1] : tensor<8x16xf32> to tensor<8x8xf32>
+    %hi = tensor.extract_slice %x[0, 8] [8, 8] [1, 1] : tensor<8x16xf32> to tensor<8x8xf32>
+    %n = linalg.generic {negf} ins(%hi : tensor<8x8xf32>) outs(%e : tensor<8x8xf32>)
+    %r = tensor.concat dim(1) %n, %lo : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x16xf32>
+    ```
+
+    becomes
+
+    ```mlir
+    %r = linalg.generic {indexing_maps = [#id], iterator_types = ["parallel", "parallel"]}
+        outs(%e2 : tensor<8x16xf32>) {
+    ^bb0(%out: f32):
+      %i = linalg.index 0 : index
+      %j = linalg.index 1 : index
+      %in = arith.cmpi ult, %j, %c8 : index
+      %v = scf.if %in -> (f32) {
+        %j8 = arith.addi %j, %c8 : index
+        %h = tensor.extract %x[%i, %j8] : tensor<8x16xf32>
+        %neg = arith.negf %h : f32
+        scf.yield %neg : f32
+      } else {
+        %j0 = arith.subi %j, %c8 : index
+        %l = tensor.extract %x[%i, %j0] : tensor<8x16xf32>
+        scf.yield %l : f32
+      }
+      linalg.yield %v : f32
+    } -> tensor<8x16xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def FuseElementwisePass : Pass<"tp-fuse-elementwise", "::mlir::ModuleOp"> {
   let summary = "Fuses chains of elementwise linalg ops on tensors into single loops";
   let description = [{
@@ -807,8 +872,11 @@ def FuseAttentionPass : Pass<"tp-fuse-attention", "::mlir::func::FuncOp"> {
     block (allocations, frees and pure ops may lie between), of
     - a fill of a fresh scores buffer with 0 and the contraction
       `S[..., q, k] += Q[...] * K[...]` over one head dimension (each
-      operand optionally widened), where exactly one dimension of S before
-      the last (the query's) is read by the queries and not by the keys;
+      operand optionally widened), where a dimension of S before the last
+      is read by the queries and not by the keys (the last such is the
+      query's; the others are batch dimensions the keys and values are
+      shared by, as grouped-query attention's query heads share their
+      key/value head);
     - any pointwise ops on the scores (their scale, an additive mask, a
       mask from `linalg.index` comparisons), in place or into a fresh
       buffer of their shape, their other operands unchanged here;

@@ -42,8 +42,12 @@ void mlir::tp::addBufferFrontPasses(OpPassManager &pm,
   // linalg.generic, which bufferizes.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addPass(createDecomposeAggregatesPass());
-  if (options.fuse)
+  if (options.fuse) {
+    // Rotate-half's slices, negation and concatenation, read in place by
+    // the rotation.
+    pm.addPass(createFuseConcatenationsPass());
     pm.addPass(createFuseElementwisePass());
+  }
   if (options.fuseReductions)
     pm.addPass(createFuseReductionsPass());
   // A GEMM starts from its bias: one pass over its output less. After the

@@ -364,8 +364,11 @@ private:
   }
 
   /// The scores' dimensions: the last is the keys'; the query dimension is
-  /// the one other the queries read and the keys do not; the keys and the
-  /// values must not read it (a block's rows share their tiles).
+  /// the last other that the queries read and the keys do not (the keys and
+  /// the values must not read it: a block's rows share their tiles); the
+  /// others are batch dimensions, the keys and values read by several of
+  /// them where they do not read them all (grouped-query attention: the
+  /// query heads of a group share their key/value head).
   static bool rolesOfScores(Attention &att) {
     linalg::GenericOp op = att.scores.op;
     AffineMap out = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
@@ -387,17 +390,15 @@ private:
     std::optional<unsigned> query;
     for (unsigned d = 0; d + 1 < rank; ++d) {
       unsigned loop = loopOf(out, d);
-      if (q.isFunctionOfDim(loop) && !k.isFunctionOfDim(loop)) {
-        if (query)
-          return false;
+      if (q.isFunctionOfDim(loop) && !k.isFunctionOfDim(loop))
         query = d;
-        continue;
-      }
-      att.batchDims.push_back(d);
     }
     if (!query)
       return false;
     att.queryDim = *query;
+    for (unsigned d = 0; d + 1 < rank; ++d)
+      if (d != *query)
+        att.batchDims.push_back(d);
     int64_t headDim = op.getStaticLoopRanges()[att.scores.reduction];
     return headDim <= kMaxHeadDim;
   }

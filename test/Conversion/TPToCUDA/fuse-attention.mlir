@@ -93,6 +93,83 @@ func.func @gpt(%q: memref<1x20x2x16xf32>, %k: memref<1x20x2x16xf32>, %v: memref<
 }
 
 // -----
+// Grouped-query attention (S[h, g, i, j] from Q[i, h, g, d] and K[j, h, d]: 2
+// key/value heads, 3 query heads each): the queries read two dimensions the
+// keys do not; the last (i) is the query dimension, and the group (g) a batch
+// dimension, with the head (h): a block per 16 queries of each of the 6 query
+// heads (6 x 2 tiles), the block's group index left out of the keys' and
+// values' coordinates.
+
+// CHECK-LABEL: func.func @grouped
+// CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %c12, %{{.*}} = %c1, %{{.*}} = %c1) threads({{.*}}) in (%{{.*}} = %c128,
+// CHECK: %[[TILE:.*]] = arith.remui %{{.*}}, %c2 : index
+// CHECK: %[[BATCH:.*]] = arith.divui %{{.*}}, %c2{{.*}} : index
+// CHECK: %[[G:.*]] = arith.remui %[[BATCH]], %c3{{.*}} : index
+// CHECK: %[[REST:.*]] = arith.divui %[[BATCH]], %c3{{.*}} : index
+// CHECK: %[[H:.*]] = arith.remui %[[REST]], %c2{{.*}} : index
+// CHECK: memref.load %arg0[%{{.*}}, %[[H]], %[[G]], %{{.*}}] : memref<20x2x3x16xf32>
+// CHECK: scf.for
+// CHECK: memref.load %arg1[%{{.*}}, %[[H]], %{{.*}}] : memref<20x2x16xf32>
+// CHECK: memref.load %arg2[%{{.*}}, %[[H]], %{{.*}}] : memref<20x2x16xf32>
+// CHECK: memref.store %{{.*}}, %arg4[%{{.*}}, %[[H]], %[[G]], %{{.*}}] : memref<20x2x3x16xf32>
+// CHECK-NOT: linalg.
+// CHECK: return
+
+func.func @grouped(%q: memref<20x2x3x16xf32>, %k: memref<20x2x16xf32>, %v: memref<20x2x16xf32>, %mask: memref<20x20xf32>, %o: memref<20x2x3x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %scale = arith.constant 0.25 : f32
+  %s = memref.alloc() {alignment = 64 : i64} : memref<2x3x20x20xf32>
+  linalg.fill ins(%zero : f32) outs(%s : memref<2x3x20x20xf32>)
+  linalg.generic {indexing_maps = [affine_map<(h, g, i, j, d) -> (i, h, g, d)>, affine_map<(h, g, i, j, d) -> (j, h, d)>, affine_map<(h, g, i, j, d) -> (h, g, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : memref<20x2x3x16xf32>, memref<20x2x16xf32>) outs(%s : memref<2x3x20x20xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(h, g, i, j) -> (h, g, i, j)>, affine_map<(h, g, i, j) -> (i, j)>, affine_map<(h, g, i, j) -> (h, g, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %mask : memref<2x3x20x20xf32>, memref<20x20xf32>) outs(%s : memref<2x3x20x20xf32>) {
+  ^bb0(%x: f32, %y: f32, %out: f32):
+    %a = arith.mulf %x, %scale : f32
+    %r = arith.addf %a, %y : f32
+    linalg.yield %r : f32
+  }
+  %rows = memref.alloc() {alignment = 64 : i64} : memref<2x3x20xf32>
+  linalg.fill ins(%ninf : f32) outs(%rows : memref<2x3x20xf32>)
+  linalg.generic {indexing_maps = [affine_map<(h, g, i, j) -> (h, g, i, j)>, affine_map<(h, g, i, j) -> (h, g, i)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%s : memref<2x3x20x20xf32>) outs(%rows : memref<2x3x20xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %r = arith.maximumf %x, %acc : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(h, g, i, j) -> (h, g, i, j)>, affine_map<(h, g, i, j) -> (h, g, i)>, affine_map<(h, g, i, j) -> (h, g, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %rows : memref<2x3x20x20xf32>, memref<2x3x20xf32>) outs(%s : memref<2x3x20x20xf32>) {
+  ^bb0(%x: f32, %m: f32, %out: f32):
+      %d = arith.subf %x, %m : f32
+      %r = math.exp %d : f32
+    linalg.yield %r : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%rows : memref<2x3x20xf32>)
+  linalg.generic {indexing_maps = [affine_map<(h, g, i, j) -> (h, g, i, j)>, affine_map<(h, g, i, j) -> (h, g, i)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%s : memref<2x3x20x20xf32>) outs(%rows : memref<2x3x20xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %r = arith.addf %x, %acc : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(h, g, i, j) -> (h, g, i, j)>, affine_map<(h, g, i, j) -> (h, g, i)>, affine_map<(h, g, i, j) -> (h, g, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %rows : memref<2x3x20x20xf32>, memref<2x3x20xf32>) outs(%s : memref<2x3x20x20xf32>) {
+  ^bb0(%x: f32, %t: f32, %out: f32):
+    %r = arith.divf %x, %t : f32
+    linalg.yield %r : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%o : memref<20x2x3x16xf32>)
+  linalg.generic {indexing_maps = [affine_map<(i, h, g, e, j) -> (h, g, i, j)>, affine_map<(i, h, g, e, j) -> (j, h, e)>, affine_map<(i, h, g, e, j) -> (i, h, g, e)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%s, %v : memref<2x3x20x20xf32>, memref<20x2x16xf32>) outs(%o : memref<20x2x3x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  memref.dealloc %rows : memref<2x3x20xf32>
+  memref.dealloc %s : memref<2x3x20x20xf32>
+  return
+}
+
+// -----
 // A key mask ([j]: padding) is one more operand of the pointwise op, read at
 // the score's key.
 
