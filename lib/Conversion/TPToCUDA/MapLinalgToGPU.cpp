@@ -646,6 +646,13 @@ std::optional<RowShape> rowShapeOf(linalg::LinalgOp op,
   combiner.reset();
   if (isa<linalg::FillOp>(op) || !op.hasPureBufferSemantics())
     return std::nullopt;
+  // Its body touches no memory but through its operands: a load of a buffer
+  // it captures (a concatenation read in place) is at indices the kernel's
+  // conflict check cannot see.
+  if (llvm::any_of(op.getBlock()->without_terminator(), [](Operation &inner) {
+        return !isMemoryEffectFree(&inner);
+      }))
+    return std::nullopt;
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   if (ranges.empty() || llvm::any_of(ranges, ShapedType::isDynamic) ||
       product(ranges) == 0)

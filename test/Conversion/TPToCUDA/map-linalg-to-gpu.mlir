@@ -418,6 +418,54 @@ func.func @unfused(%x: memref<64x64xf32>, %s: memref<64xf32>, %y: memref<64x64xf
 
 // -----
 
+// An op whose body reads a buffer it captures (a rotation reading its input
+// at other coordinates, as tp-fuse-concatenations leaves it) joins no row
+// kernel: the RMSNorm-like sum and scale of %x are one, the rotation of their
+// result a kernel of its own (its load of %y in another row's elements would
+// race with the blocks that write them).
+
+#x2 = affine_map<(i, j) -> (i, j)>
+#r2 = affine_map<(i, j) -> (i)>
+// CHECK-LABEL: func.func @captured
+// CHECK: gpu.launch
+// CHECK: gpu.all_reduce add
+// CHECK: memref.store %{{.*}}, %arg2
+// CHECK: gpu.terminator
+// CHECK: gpu.launch
+// CHECK-NOT: gpu.all_reduce
+// CHECK: memref.load %arg2
+// CHECK: gpu.terminator
+// CHECK-NOT: gpu.launch
+func.func @captured(%x: memref<64x64xf32>, %s: memref<64xf32>, %y: memref<64x64xf32>, %z: memref<64x64xf32>) {
+  linalg.generic {indexing_maps = [#x2, #r2], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<64x64xf32>) outs(%s : memref<64xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %r = arith.addf %a, %acc : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#x2, #r2, #x2], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %s : memref<64x64xf32>, memref<64xf32>) outs(%y : memref<64x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %r = arith.mulf %a, %b : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#x2], iterator_types = ["parallel", "parallel"]}
+      outs(%z : memref<64x64xf32>) {
+  ^bb0(%o: f32):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %c32 = arith.constant 32 : index
+    %c64 = arith.constant 64 : index
+    %k = arith.addi %j, %c32 : index
+    %w = arith.remui %k, %c64 : index
+    %v = memref.load %y[%i, %w] : memref<64x64xf32>
+    linalg.yield %v : f32
+  }
+  return
+}
+
+// -----
+
 // Views of one buffer whose bytes are disjoint do fuse. In a private function
 // (a layer), two arguments may be views of one buffer its caller passes: the
 // sum of %x stays apart from the op that writes %y; that op, the sum of %y and
