@@ -970,7 +970,9 @@ def MapLinalgToGPUPass : Pass<"tp-map-linalg-to-gpu", "::mlir::func::FuncOp"> {
       reduction's output folds into it: the reduction starts from the fill's
       value, and no fill kernel runs. Pure ops, allocations and frees may lie
       between the ops; the frees move after the kernel. An op joins only if
-      no buffer one of the ops writes is accessed by another at other
+      its body reads no memory but its operands (not a buffer it captures,
+      as a concatenation read in place does), and no buffer one of the ops
+      writes is accessed by another at other
       indices or through a buffer that may share its memory (views of one
       buffer whose static bytes overlap, two arguments of a private
       function); otherwise the kernel ends before it.
