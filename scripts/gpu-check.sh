@@ -14,7 +14,7 @@
 # the 64 MiB a device run carries). `run` then prints, for the integration models and the GPT-2-small
 # block (d 768, 12 heads, seq 128, batch 4) on 1, 2, 4 and 8 ranks sharing the
 # GPU: --verify PASS/FAIL against the CPU reference and the best time of 5 runs;
-# for the Llama-7B-sized layer (d 4096, 32 heads, MLP 11008, seq 2048, bf16) on
+# for the Llama-7B-sized layer (gen_gpt.py --llama: d 4096, 32 heads, MLP 11008, seq 2048, bf16) on
 # 1 and 4 ranks: the time and the profile; device times by kind of op (CUDA
 # events: kernels, GEMMs with their TFLOP/s, collectives, copies); and the same
 # blocks in PyTorch eager on that GPU with the ceilings (cuBLAS alone on the
@@ -30,7 +30,7 @@ gpt_shapes() { # ranks -> the GPT-2-small block
   echo "--layers 1 --batch 4 --seq 128 --embed 768 --heads 12 --tp $1"
 }
 llama_shapes() {
-  echo "--layers 1 --batch 1 --seq 2048 --embed 4096 --heads 32 --mlp 11008 --tp $1"
+  echo "--llama --layers 1 --batch 1 --seq 2048 --embed 4096 --heads 32 --mlp 11008 --tp $1"
 }
 
 prepare() {
