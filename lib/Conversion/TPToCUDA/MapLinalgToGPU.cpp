@@ -47,6 +47,39 @@ struct Combiner {
   gpu::AllReduceOperation kind;
   Operation *op;      // the combining op (the yielded value)
   unsigned fromInput; // its operand that is f(inputs)
+
+  /// The type the block's partials and total are combined in: f32 for f16
+  /// and bf16 (the terms widened, the total rounded once, as PyTorch's
+  /// reductions accumulate), else the combiner's own.
+  Type accumulator() const {
+    Type type = op->getResult(0).getType();
+    return type.isF16() || type.isBF16() ? Float32Type::get(type.getContext())
+                                         : type;
+  }
+
+  /// `value` (of the combiner's type) in the accumulator's.
+  Value widen(OpBuilder &b, Location loc, Value value) const {
+    Type acc = accumulator();
+    return value.getType() == acc
+               ? value
+               : arith::ExtFOp::create(b, loc, acc, value).getResult();
+  }
+
+  /// `value` (of the accumulator's type) in the combiner's.
+  Value narrow(OpBuilder &b, Location loc, Value value) const {
+    Type type = op->getResult(0).getType();
+    return value.getType() == type
+               ? value
+               : arith::TruncFOp::create(b, loc, type, value).getResult();
+  }
+
+  /// The combining op on `lhs` and `rhs`, both of one type (the
+  /// accumulator's or the combiner's), its result of that type.
+  Value combine(OpBuilder &b, Location loc, Value lhs, Value rhs) const {
+    OperationState state(loc, op->getName(), ValueRange{lhs, rhs},
+                         TypeRange{lhs.getType()}, op->getAttrs());
+    return b.create(state)->getResult(0);
+  }
 };
 
 /// The block-reduction form of `op`, when it has one.
@@ -71,7 +104,7 @@ std::optional<Combiner> matchCombiner(linalg::LinalgOp op) {
     return std::nullopt;
   Type type = combine->getResult(0).getType();
   std::optional<gpu::AllReduceOperation> kind;
-  if (type.isF32()) {
+  if (type.isF32() || type.isF16() || type.isBF16()) {
     kind =
         llvm::TypeSwitch<Operation *, std::optional<gpu::AllReduceOperation>>(
             combine)
@@ -310,8 +343,7 @@ public:
     gpu::LaunchOp kernel = launch(b, product(parallelSizes), threads);
     SmallVector<Value> parallel =
         delinearize(b, loc, kernel.getBlockIds().x, parallelSizes);
-    Type type = combiner.op->getResult(0).getType();
-    Value init = neutralElement(b, loc, combiner.kind, type);
+    Value init = neutralElement(b, loc, combiner.kind, combiner.accumulator());
     auto loop = scf::ForOp::create(
         b, loc, kernel.getThreadIds().x,
         arith::ConstantIndexOp::create(b, loc, reductionPoints),
@@ -322,15 +354,9 @@ public:
       SmallVector<Value> reduction =
           delinearize(b, loc, loop.getInductionVar(), reductionSizes);
       SmallVector<Value> ivs = merge(parallel, reduction);
-      IRMapping mapping = cloneBody(b, ivs, combiner.op, /*loadOutputs=*/false);
-      Value term =
-          mapping.lookupOrDefault(combiner.op->getOperand(combiner.fromInput));
-      IRMapping fold;
-      fold.map(combiner.op->getOperand(combiner.fromInput), term);
-      fold.map(combiner.op->getOperand(1 - combiner.fromInput),
-               loop.getRegionIterArgs()[0]);
-      Value next = b.clone(*combiner.op, fold)->getResult(0);
-      scf::YieldOp::create(b, loc, next);
+      scf::YieldOp::create(
+          b, loc,
+          accumulateTerm(b, combiner, ivs, loop.getRegionIterArgs()[0]));
     }
     Value total = gpu::AllReduceOp::create(b, loc, loop.getResult(0),
                                            gpu::AllReduceOperationAttr::get(
@@ -347,11 +373,7 @@ public:
                              arith::ConstantIndexOp::create(b, loc, 0));
     SmallVector<Value> ivs = merge(parallel, zeros);
     OpOperand &out = op.getDpsInitsMutable()[0];
-    Value old = load(b, out, ivs);
-    IRMapping fold;
-    fold.map(combiner.op->getOperand(combiner.fromInput), total);
-    fold.map(combiner.op->getOperand(1 - combiner.fromInput), old);
-    Value result = b.clone(*combiner.op, fold)->getResult(0);
+    Value result = foldTotal(b, combiner, total, load(b, out, ivs));
     memref::StoreOp::create(b, loc, result, out.get(), indices(b, out, ivs));
     b.setInsertionPointToEnd(&kernel.getBody().front());
     gpu::TerminatorOp::create(b, loc);
@@ -586,33 +608,24 @@ public:
     SmallVector<Value> first = ivsAt(arith::ConstantIndexOp::create(b, loc, 0));
     OpOperand &out = op.getDpsInitsMutable()[0];
     Value old = init ? init : load(b, out, first);
-    Type type = combiner->op->getResult(0).getType();
-    Value neutral = neutralElement(b, loc, combiner->kind, type);
+    Value neutral =
+        neutralElement(b, loc, combiner->kind, combiner->accumulator());
     auto loop =
         scf::ForOp::create(b, loc, begin, end, step, ValueRange{neutral});
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(loop.getBody());
       SmallVector<Value> ivs = ivsAt(loop.getInductionVar());
-      IRMapping mapping =
-          cloneBody(b, ivs, combiner->op, /*loadOutputs=*/false);
-      Value term = mapping.lookupOrDefault(
-          combiner->op->getOperand(combiner->fromInput));
-      IRMapping fold;
-      fold.map(combiner->op->getOperand(combiner->fromInput), term);
-      fold.map(combiner->op->getOperand(1 - combiner->fromInput),
-               loop.getRegionIterArgs()[0]);
-      scf::YieldOp::create(b, loc, b.clone(*combiner->op, fold)->getResult(0));
+      scf::YieldOp::create(
+          b, loc,
+          accumulateTerm(b, *combiner, ivs, loop.getRegionIterArgs()[0]));
     }
     Value total = gpu::AllReduceOp::create(b, loc, loop.getResult(0),
                                            gpu::AllReduceOperationAttr::get(
                                                b.getContext(), combiner->kind),
                                            b.getUnitAttr())
                       .getResult();
-    IRMapping fold;
-    fold.map(combiner->op->getOperand(combiner->fromInput), total);
-    fold.map(combiner->op->getOperand(1 - combiner->fromInput), old);
-    Value result = b.clone(*combiner->op, fold)->getResult(0);
+    Value result = foldTotal(b, *combiner, total, old);
     Value isFirst =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
                               arith::ConstantIndexOp::create(b, loc, 0));
@@ -624,6 +637,30 @@ public:
   }
 
 private:
+  /// The body's term at `ivs` combined into the thread's partial `acc` (in
+  /// the accumulator's type).
+  Value accumulateTerm(OpBuilder &b, const Combiner &combiner,
+                       ArrayRef<Value> ivs, Value acc) {
+    IRMapping mapping = cloneBody(b, ivs, combiner.op, /*loadOutputs=*/false);
+    Value term =
+        mapping.lookupOrDefault(combiner.op->getOperand(combiner.fromInput));
+    Value wide = combiner.widen(b, loc, term);
+    return combiner.fromInput == 0 ? combiner.combine(b, loc, wide, acc)
+                                   : combiner.combine(b, loc, acc, wide);
+  }
+
+  /// The block's `total` (in the accumulator's type) folded into the
+  /// output's old value `old`, in the combiner's type: combined in the
+  /// accumulator's, rounded once.
+  Value foldTotal(OpBuilder &b, const Combiner &combiner, Value total,
+                  Value old) {
+    Value wideOld = combiner.widen(b, loc, old);
+    Value result = combiner.fromInput == 0
+                       ? combiner.combine(b, loc, total, wideOld)
+                       : combiner.combine(b, loc, wideOld, total);
+    return combiner.narrow(b, loc, result);
+  }
+
   linalg::LinalgOp op;
   Location loc;
   const DenseMap<Value, Value> *registers;
