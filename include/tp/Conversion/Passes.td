@@ -412,6 +412,66 @@ def DecomposeAggregatesPass
                            "::mlir::math::MathDialect"];
 }
 
+def WidenReductionsPass : Pass<"tp-widen-reductions", "::mlir::ModuleOp"> {
+  let summary = "Sums and products of f16 and bf16 accumulate in f32 and round once";
+  let description = [{
+    Part of every lowering (`--tp-lower-to-cpu`, its `reference`, and
+    `--tp-lower-to-cuda`), on tensors, after `tp-decompose-aggregates`. A
+    sum whose accumulator is bf16 stops growing once it is 256 times its
+    terms (the spacing of bf16 at 256 is 2): the sum of squares of 4096
+    values in [-1, 1) comes out 256, not about 1365, and a Llama-7B
+    RMSNorm over it is off by more than a factor of two; a softmax's sum
+    over 2048 keys likewise. PyTorch and XLA accumulate such reductions in
+    f32 and round the result once, and so does every lowering here after
+    this pass, the reference that `tp-run --verify` compares with included.
+
+    Each `linalg.generic` on tensors with one input, one f16 or bf16
+    output and a reduction loop, whose body is `addf(f(input), out)` or
+    `mulf(f(input), out)` (`out` used by that op alone), becomes the same
+    reduction into an f32 tensor: its initial value widened (a fill's
+    constant, or an elementwise `extf`), `f(input)` computed as before and
+    widened, then combined in f32. A `linalg.generic` reading the result
+    reads the f32 tensor and rounds it (`truncf`) where it reads it, so
+    that it still fuses (a normalization's row kernel, a softmax's
+    division); any other user reads a rounded copy. Contractions (two
+    inputs: the GEMMs and attention products, which cuBLAS and the
+    attention kernel already accumulate in f32) and max or min reductions
+    (exact in any type) are left as they are.
+
+    Example:
+
+    ```mlir
+    %ss = linalg.generic {indexing_maps = [#se, #s], iterator_types = ["parallel", "reduction"]}
+        ins(%x : tensor<8x4096xbf16>) outs(%zero : tensor<8xbf16>) {
+    ^bb0(%v: bf16, %acc: bf16):
+      %v2 = arith.mulf %v, %v : bf16
+      %r = arith.addf %v2, %acc : bf16
+      linalg.yield %r : bf16
+    } -> tensor<8xbf16>
+    ```
+
+    becomes
+
+    ```mlir
+    %z = linalg.fill ins(%cst : f32) outs(%e : tensor<8xf32>) -> tensor<8xf32>
+    %ss = linalg.generic {indexing_maps = [#se, #s], iterator_types = ["parallel", "reduction"]}
+        ins(%x : tensor<8x4096xbf16>) outs(%z : tensor<8xf32>) {
+    ^bb0(%v: bf16, %acc: f32):
+      %v2 = arith.mulf %v, %v : bf16
+      %w = arith.extf %v2 : bf16 to f32
+      %r = arith.addf %w, %acc : f32
+      linalg.yield %r : f32
+    } -> tensor<8xf32>
+    ```
+
+    and the normalization that read `%ss` reads it as f32, its body
+    starting with `arith.truncf` of it to bf16.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def FuseConcatenationsPass
     : Pass<"tp-fuse-concatenations", "::mlir::ModuleOp"> {
   let summary = "A concatenation read by a pointwise op becomes a linalg.generic that reads its operands' sources in place, for tp-fuse-elementwise";
@@ -881,7 +941,8 @@ def FuseAttentionPass : Pass<"tp-fuse-attention", "::mlir::func::FuncOp"> {
       mask from `linalg.index` comparisons), in place or into a fresh
       buffer of their shape, their other operands unchanged here;
     - the softmax over the last dimension: a max-reduction from a fill of
-      at most -1e30 (or NaN, which maxnumf ignores), `exp(S - max)`, a sum-reduction from a fill of 0 and
+      at most -1e30 (or NaN, which maxnumf ignores), `exp(S - max)`, a sum-reduction from a fill of 0 (in f32 for f16 and
+      bf16 scores, as `tp-widen-reductions` leaves it) and
       `S / sum`;
     - the contraction `O[...] += P[..., q, k] * V[...]` over the keys, from
       a fill of 0 (or onto what O holds), where the values do not read the
@@ -951,8 +1012,10 @@ def MapLinalgToGPUPass : Pass<"tp-map-linalg-to-gpu", "::mlir::func::FuncOp"> {
       `vector.load`/`vector.store` (16 bytes of f32), broadcasting the
       operands that do not depend on the innermost loop.
     - **Reductions** whose body is `combine(f(inputs), out)` with `combine`
-      one of addf, mulf, maxnumf, minnumf, maximumf, minimumf (f32) or addi
-      (i32, i64), and at least 32 reduction iterations per output element:
+      one of addf, mulf, maxnumf, minnumf, maximumf, minimumf (f32, and f16
+      or bf16, whose partials and total are combined in f32 and rounded
+      once) or addi (i32, i64), and at least 32 reduction iterations per
+      output element:
       one block per output element; each thread folds a strided share of the
       reduction loops, the block combines the partials with `gpu.all_reduce`
       (lowered to warp shuffles and shared memory), and thread 0 folds the

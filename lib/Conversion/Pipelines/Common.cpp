@@ -42,6 +42,8 @@ void mlir::tp::addBufferFrontPasses(OpPassManager &pm,
   // linalg.generic, which bufferizes.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addPass(createDecomposeAggregatesPass());
+  // f16 and bf16 sums in f32, in every lowering (the reference too).
+  pm.addPass(createWidenReductionsPass());
   if (options.fuse) {
     // Rotate-half's slices, negation and concatenation, read in place by
     // the rotation.

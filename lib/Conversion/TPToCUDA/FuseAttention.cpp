@@ -139,10 +139,24 @@ Operation *matchRowReduction(linalg::GenericOp op, Value scores) {
   if (!combine || !isa<Combine...>(combine) || combine->getBlock() != body)
     return nullptr;
   Value in = body->getArgument(0), acc = body->getArgument(1);
-  if (!((combine->getOperand(0) == in && combine->getOperand(1) == acc) ||
-        (combine->getOperand(0) == acc && combine->getOperand(1) == in)))
+  // The input, or the input widened (a bf16 sum accumulated in f32:
+  // tp-widen-reductions).
+  auto isIn = [&](Value v) {
+    auto ext = v.getDefiningOp<arith::ExtFOp>();
+    return v == in || (ext && ext.getIn() == in);
+  };
+  if (!((isIn(combine->getOperand(0)) && combine->getOperand(1) == acc) ||
+        (combine->getOperand(0) == acc && isIn(combine->getOperand(1)))))
     return nullptr;
   return combine;
+}
+
+/// `v`, or what `v` rounds (a widened reduction's result read in a narrow
+/// type: tp-widen-reductions).
+Value unrounded(Value v) {
+  if (auto trunc = v.getDefiningOp<arith::TruncFOp>())
+    return trunc.getIn();
+  return v;
 }
 
 /// A pointwise op over the scores' shape reading `scores` (identity) and
@@ -305,7 +319,7 @@ public:
     auto div = dyn_cast_or_null<arith::DivFOp>(
         divOp ? matchRowPointwise(divOp, current, sumRows) : nullptr);
     if (!div || div.getLhs() != divOp.getBlock()->getArgument(0) ||
-        div.getRhs() != divOp.getBlock()->getArgument(1))
+        unrounded(div.getRhs()) != divOp.getBlock()->getArgument(1))
       return std::nullopt;
     att.ops.push_back(divOp);
     current = divOp.getDpsInits()[0];
