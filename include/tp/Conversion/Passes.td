@@ -587,7 +587,10 @@ def FoldAddendsIntoGemmPass
     over the group's axes, and to values all-reduced or all-gathered over
     them.
 
-    Only f32 GEMMs with static shapes, whose result (or its all-reduce) has
+    Only f32 GEMMs (and f16 and bf16 ones with `narrow`: the CUDA
+    lowering and its emulation, where cuBLAS reads C in its own type and
+    rounds D once; the CPU's libraries would widen a copy of C) with static
+    shapes, whose result (or its all-reduce) has
     that one use, read through the identity map, and only adds of the
     consumer's inputs that come before anything else it computes with the
     sum (defined before the all-reduce, for a partial sum). Runs after
@@ -623,6 +626,10 @@ def FoldAddendsIntoGemmPass
                        outs(%init : tensor<512x768xf32>) -> tensor<512x768xf32>
     ```
   }];
+  let options = [
+    Option<"narrow", "narrow", "bool", /*default=*/"false",
+           "Fold into f16 and bf16 GEMMs too">,
+  ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::scf::SCFDialect",

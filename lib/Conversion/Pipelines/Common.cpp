@@ -55,8 +55,11 @@ void mlir::tp::addBufferFrontPasses(OpPassManager &pm,
   // A GEMM starts from its bias: one pass over its output less. After the
   // CSE of tp-fuse-reductions, which would merge the empty tensor that both
   // branches of a partial sum's init write with others.
-  if (options.fuse)
-    pm.addPass(createFoldAddendsIntoGemmPass());
+  if (options.fuse) {
+    FoldAddendsIntoGemmPassOptions addends;
+    addends.narrow = options.foldIntoNarrowGemms;
+    pm.addPass(createFoldAddendsIntoGemmPass(addends));
+  }
   if (options.approximateMath)
     pm.addPass(createApproximateMathPass());
   // The manifest's promise: bufferization copies an input before writing

@@ -25,6 +25,9 @@ struct BufferFrontOptions {
   /// with reductions run a tile of rows at a time (tp-fuse-reductions).
   bool fuse = false;
   bool fuseReductions = false;
+  /// tp-fold-addends-into-gemm folds into f16 and bf16 GEMMs too (where the
+  /// GEMM library reads C in its own type: cuBLAS).
+  bool foldIntoNarrowGemms = false;
   /// Polynomial math instead of libm.
   bool approximateMath = false;
   /// Each buffer freed after its last use, not at the end of its block.

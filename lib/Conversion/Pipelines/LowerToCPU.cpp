@@ -32,6 +32,7 @@ void mlir::tp::buildLowerToCPUPipeline(OpPassManager &pm,
   front.fuse = !options.reference;
   // The emulated GPU mapping maps what the CUDA lowering sees.
   front.fuseReductions = !options.reference && !options.emulateGpuMapping;
+  front.foldIntoNarrowGemms = options.emulateGpuMapping;
   // The CUDA lowering keeps libdevice's exact math (and its GELU a GEMM
   // epilogue can take).
   front.approximateMath = !options.reference && !options.emulateGpuMapping;

@@ -30,6 +30,7 @@ void mlir::tp::buildLowerToCUDAPipeline(OpPassManager &pm,
   front.outline = options.outlineLayers;
   front.maxFunctionOps = options.maxFunctionOps;
   front.fuse = true;
+  front.foldIntoNarrowGemms = true;
   addBufferFrontPasses(pm, front);
   // GEMMs: the shared recogniser, the same entry point; the CUDA runtime
   // runs them with cuBLAS on the rank's stream, or cuBLASLt with the bias,

@@ -82,6 +82,7 @@ struct Addend {
 
 struct FoldAddendsIntoGemmPass
     : public tp::impl::FoldAddendsIntoGemmPassBase<FoldAddendsIntoGemmPass> {
+  using Base::Base;
   void runOnOperation() override {
     SmallVector<linalg::LinalgOp> sums;
     bool reduced = false;
@@ -118,7 +119,11 @@ struct FoldAddendsIntoGemmPass
     auto type = dyn_cast<RankedTensorType>(result.getType());
     // f16/bf16 GEMMs accumulate on the CPU through a widened copy of C: a
     // nonzero C would cost a conversion where the zero one costs none.
-    if (!type || !type.hasStaticShape() || !type.getElementType().isF32() ||
+    // cuBLAS reads C in its own type (`narrow`).
+    Type element = type ? type.getElementType() : Type();
+    if (!type || !type.hasStaticShape() ||
+        !(element.isF32() ||
+          (narrow && (element.isF16() || element.isBF16()))) ||
         !result.hasOneUse())
       return;
     // A partial sum: its all-reduce is what the consumer reads.

@@ -1,4 +1,5 @@
 // RUN: tp-opt %s --split-input-file --tp-fold-addends-into-gemm | FileCheck %s
+// RUN: tp-opt %s --split-input-file --tp-fold-addends-into-gemm=narrow=1 | FileCheck %s --check-prefix=NARROW
 
 // Tests that a GEMM whose zeroed accumulator is summed into, and whose only
 // reader adds inputs to its result, starts from those inputs (a bias, a
@@ -406,4 +407,39 @@ func.func @defined_after_reduce(%x: tensor<4x4xf32> {tp.sharding = #tp.sharding<
     linalg.yield %t : f32
   } -> tensor<4x8xf32>
   return %y : tensor<4x8xf32>
+}
+
+// -----
+
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (j)>
+
+// A bf16 GEMM's bias and residual: kept apart by default (the CPU's
+// libraries would widen a nonzero C), folded with narrow (cuBLAS reads C in
+// its own type).
+// CHECK-LABEL: func.func @bf16
+// CHECK: linalg.fill
+// CHECK: linalg.matmul
+// CHECK: linalg.generic
+// CHECK: arith.addf
+// NARROW-LABEL: func.func @bf16
+// NARROW-NOT: linalg.fill
+// NARROW: %[[INIT:.*]] = linalg.generic
+// NARROW-SAME: ins(%arg2, %arg3 : tensor<8xbf16>, tensor<4x8xbf16>)
+// NARROW: %[[M:.*]] = linalg.matmul ins(%arg0, %arg1 : tensor<4x16xbf16>, tensor<16x8xbf16>) outs(%[[INIT]] : tensor<4x8xbf16>)
+// NARROW-NEXT: return %[[M]]
+func.func @bf16(%x: tensor<4x16xbf16>, %w: tensor<16x8xbf16>, %b: tensor<8xbf16>,
+                %r: tensor<4x8xbf16>) -> tensor<4x8xbf16> {
+  %e = tensor.empty() : tensor<4x8xbf16>
+  %z = arith.constant 0.0 : bf16
+  %f = linalg.fill ins(%z : bf16) outs(%e : tensor<4x8xbf16>) -> tensor<4x8xbf16>
+  %m = linalg.matmul ins(%x, %w : tensor<4x16xbf16>, tensor<16x8xbf16>) outs(%f : tensor<4x8xbf16>) -> tensor<4x8xbf16>
+  %y = linalg.generic {indexing_maps = [#id, #row, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%m, %b, %r : tensor<4x8xbf16>, tensor<8xbf16>, tensor<4x8xbf16>) outs(%e : tensor<4x8xbf16>) {
+  ^bb0(%v: bf16, %bv: bf16, %rv: bf16, %o: bf16):
+    %s = arith.addf %v, %bv : bf16
+    %t = arith.addf %rv, %s : bf16
+    linalg.yield %t : bf16
+  } -> tensor<4x8xbf16>
+  return %y : tensor<4x8xbf16>
 }

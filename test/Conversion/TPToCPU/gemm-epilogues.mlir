@@ -171,6 +171,40 @@ func.func @gelu_only(%ctx: !llvm.ptr, %a: memref<16x64xf32>, %w: memref<64x32xf3
   return
 }
 
+// The same GELU in bf16, its constants rounded (0.797884583 is 0.796875):
+// within bf16's rounding of the tanh form, the epilogue.
+// CHECK-LABEL: func.func @gelu_only_bf16
+// CHECK: %[[NULL16:.*]] = llvm.mlir.zero
+// CHECK: call @tprt_rt_gemm(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[NULL16]], %{{.*}}, %[[NULL16]])
+// CHECK-NOT: linalg
+func.func @gelu_only_bf16(%ctx: !llvm.ptr, %a: memref<16x64xbf16>, %w: memref<64x32xbf16>,
+                          %out: memref<16x32xbf16>) {
+  %zero = arith.constant 0.0 : bf16
+  %h = memref.alloc() : memref<16x32xbf16>
+  linalg.fill ins(%zero : bf16) outs(%h : memref<16x32xbf16>)
+  linalg.matmul ins(%a, %w : memref<16x64xbf16>, memref<64x32xbf16>) outs(%h : memref<16x32xbf16>)
+  linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%h : memref<16x32xbf16>) outs(%out : memref<16x32xbf16>) {
+  ^bb0(%x: bf16, %o: bf16):
+    %half = arith.constant 0.5 : bf16
+    %one = arith.constant 1.0 : bf16
+    %c = arith.constant 0.797884583 : bf16
+    %k = arith.constant 0.044715 : bf16
+    %x2 = arith.mulf %x, %x : bf16
+    %x3 = arith.mulf %x2, %x : bf16
+    %kc = arith.mulf %x3, %k : bf16
+    %inner = arith.addf %kc, %x : bf16
+    %scaled = arith.mulf %inner, %c : bf16
+    %t = math.tanh %scaled : bf16
+    %onet = arith.addf %t, %one : bf16
+    %g0 = arith.mulf %onet, %x : bf16
+    %g = arith.mulf %g0, %half : bf16
+    linalg.yield %g : bf16
+  }
+  memref.dealloc %h : memref<16x32xbf16>
+  return
+}
+
 // What stays: a bias read by the rows; a residual that overlaps the output
 // without being it; a write between the loop and the GEMM; GELU's erf form
 // (a different function by up to 5e-4); a GELU whose input is read again.
