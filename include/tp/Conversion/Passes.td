@@ -961,7 +961,10 @@ def FuseAttentionPass : Pass<"tp-fuse-attention", "::mlir::func::FuncOp"> {
     (`cost-model`, as `--tp-propagate`'s): its multiply-adds run on the CUDA
     cores, so it must beat the two GEMMs at their rate (tensor cores for
     16-bit operands, and for f32 at `matmul-precision` high or medium) plus
-    the scores' four trips through memory and two more launches (2 us each).
+    the scores' four trips through memory and two more launches (2 us each);
+    contractions no GEMM call takes (grouped-query attention's: a group's
+    query heads are no batch stride apart in the keys) would run as loops,
+    and always fuse.
     The GPT-2-small attention in f32 fuses; a Llama-7B-sized one in bf16
     (2048 tokens) stays on cuBLAS until the kernel uses tensor cores. The kernel: a block per 16 consecutive queries of one
     (batch, head, ...) index, 4 warps of 4 query rows; the queries staged

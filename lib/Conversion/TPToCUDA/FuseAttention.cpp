@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tp/Conversion/Common/Buffers.h"
+#include "tp/Conversion/Common/Gemm.h"
 #include "tp/Conversion/Passes.h"
 #include "tp/Dialect/TP/Transforms/CostModel.h"
 
@@ -1010,6 +1011,11 @@ constexpr double kLaunchSeconds = 2e-6;
 bool fusionPays(Attention &att, const tp::MachineModel &machine,
                 StringRef precision) {
   linalg::GenericOp qk = att.scores.op, pv = att.weighted.op;
+  // Contractions no GEMM call can take (grouped-query attention's, whose
+  // query heads of a group are not one batch stride apart in the keys)
+  // would run as loops: the kernel always beats them.
+  if (!tp::matchGemm(qk) || !tp::matchGemm(pv))
+    return true;
   Value scores = qk.getDpsInits()[0];
   double io = 0;
   for (Value v : {qk.getDpsInputs()[0], qk.getDpsInputs()[1],

@@ -480,6 +480,69 @@ func.func @long_bf16(%q: memref<1x2048x2x128xbf16>, %k: memref<1x2048x2x128xbf16
 
 // -----
 
+// The same in grouped-query attention (2 query heads over 1 key/value head):
+// no GEMM call takes its contractions (the group's query heads are no batch
+// stride apart in the keys), which would run as loops: fused.
+
+// CHECK-LABEL: func.func @long_grouped_bf16
+// CHECK: gpu.launch
+// CHECK-NOT: linalg.generic
+
+func.func @long_grouped_bf16(%q: memref<1x2048x1x2x128xbf16>, %k: memref<1x2048x1x128xbf16>, %v: memref<1x2048x1x128xbf16>, %mask: memref<2048x2048xbf16>, %o: memref<1x2048x1x2x128xbf16>) {
+  %zero = arith.constant 0.0 : bf16
+  %nan = arith.constant 0xFFC0 : bf16
+  %scale = arith.constant 0.25 : bf16
+  %s = memref.alloc() {alignment = 64 : i64} : memref<1x1x2x2048x2048xbf16>
+  linalg.fill ins(%zero : bf16) outs(%s : memref<1x1x2x2048x2048xbf16>)
+  linalg.generic {indexing_maps = [affine_map<(b, h, g, i, j, d) -> (b, i, h, g, d)>, affine_map<(b, h, g, i, j, d) -> (b, j, h, d)>, affine_map<(b, h, g, i, j, d) -> (b, h, g, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : memref<1x2048x1x2x128xbf16>, memref<1x2048x1x128xbf16>) outs(%s : memref<1x1x2x2048x2048xbf16>) {
+  ^bb0(%a: bf16, %b: bf16, %acc: bf16):
+    %m = arith.mulf %a, %b : bf16
+    %r = arith.addf %acc, %m : bf16
+    linalg.yield %r : bf16
+  }
+  linalg.generic {indexing_maps = [affine_map<(b, h, g, i, j) -> (b, h, g, i, j)>, affine_map<(b, h, g, i, j) -> (i, j)>, affine_map<(b, h, g, i, j) -> (b, h, g, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%s, %mask : memref<1x1x2x2048x2048xbf16>, memref<2048x2048xbf16>) outs(%s : memref<1x1x2x2048x2048xbf16>) {
+  ^bb0(%x: bf16, %y: bf16, %out: bf16):
+    %a = arith.mulf %x, %scale : bf16
+    %r = arith.addf %a, %y : bf16
+    linalg.yield %r : bf16
+  }
+  %rows = memref.alloc() {alignment = 64 : i64} : memref<1x1x2x2048xbf16>
+  linalg.fill ins(%nan : bf16) outs(%rows : memref<1x1x2x2048xbf16>)
+  linalg.generic {indexing_maps = [affine_map<(b, h, g, i, j) -> (b, h, g, i, j)>, affine_map<(b, h, g, i, j) -> (b, h, g, i)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%s : memref<1x1x2x2048x2048xbf16>) outs(%rows : memref<1x1x2x2048xbf16>) {
+  ^bb0(%x: bf16, %acc: bf16):
+    %r = arith.maxnumf %x, %acc : bf16
+    linalg.yield %r : bf16
+  }
+  linalg.generic {indexing_maps = [affine_map<(b, h, g, i, j) -> (b, h, g, i, j)>, affine_map<(b, h, g, i, j) -> (b, h, g, i)>, affine_map<(b, h, g, i, j) -> (b, h, g, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%s, %rows : memref<1x1x2x2048x2048xbf16>, memref<1x1x2x2048xbf16>) outs(%s : memref<1x1x2x2048x2048xbf16>) {
+  ^bb0(%x: bf16, %m: bf16, %out: bf16):
+      %d = arith.subf %x, %m : bf16
+      %r = math.exp %d : bf16
+    linalg.yield %r : bf16
+  }
+  linalg.fill ins(%zero : bf16) outs(%rows : memref<1x1x2x2048xbf16>)
+  linalg.generic {indexing_maps = [affine_map<(b, h, g, i, j) -> (b, h, g, i, j)>, affine_map<(b, h, g, i, j) -> (b, h, g, i)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%s : memref<1x1x2x2048x2048xbf16>) outs(%rows : memref<1x1x2x2048xbf16>) {
+  ^bb0(%x: bf16, %acc: bf16):
+    %r = arith.addf %x, %acc : bf16
+    linalg.yield %r : bf16
+  }
+  linalg.generic {indexing_maps = [affine_map<(b, h, g, i, j) -> (b, h, g, i, j)>, affine_map<(b, h, g, i, j) -> (b, h, g, i)>, affine_map<(b, h, g, i, j) -> (b, h, g, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%s, %rows : memref<1x1x2x2048x2048xbf16>, memref<1x1x2x2048xbf16>) outs(%s : memref<1x1x2x2048x2048xbf16>) {
+  ^bb0(%x: bf16, %t: bf16, %out: bf16):
+    %r = arith.divf %x, %t : bf16
+    linalg.yield %r : bf16
+  }
+  linalg.fill ins(%zero : bf16) outs(%o : memref<1x2048x1x2x128xbf16>)
+  linalg.generic {indexing_maps = [affine_map<(b, i, h, g, e, j) -> (b, h, g, i, j)>, affine_map<(b, i, h, g, e, j) -> (b, j, h, e)>, affine_map<(b, i, h, g, e, j) -> (b, i, h, g, e)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%s, %v : memref<1x1x2x2048x2048xbf16>, memref<1x2048x1x128xbf16>) outs(%o : memref<1x2048x1x2x128xbf16>) {
+  ^bb0(%a: bf16, %b: bf16, %acc: bf16):
+    %m = arith.mulf %a, %b : bf16
+    %r = arith.addf %acc, %m : bf16
+    linalg.yield %r : bf16
+  }
+  memref.dealloc %rows : memref<1x1x2x2048xbf16>
+  memref.dealloc %s : memref<1x1x2x2048x2048xbf16>
+  return
+}
+// -----
+
 // The same in f32: the GEMMs run on the CUDA cores too at the default
 // precision, and the kernel saves the scores' trips: fused. At TF32 (matmul
 // precision high) the GEMMs are faster: unfused.
