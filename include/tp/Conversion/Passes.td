@@ -555,6 +555,30 @@ def FuseElementwisePass : Pass<"tp-fuse-elementwise", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def UnshareFillsPass : Pass<"tp-unshare-fills", "::mlir::ModuleOp"> {
+  let summary = "Every destination of a shared fill gets its own fill of its own empty tensor";
+  let description = [{
+    Part of `--tp-lower-to-cpu` and `--tp-lower-to-cuda` (not the
+    reference), on tensors, after the fusion passes. One zeroed tensor as
+    the destination of several ops (a model that fills once for every GEMM
+    of a shape, as `test/Dialect/TP/propagate/llama.mlir` does, or the CSE
+    of `tp-fuse-reductions`) bufferizes as one buffer zeroed once and
+    copied for every destination but the last: on a GPU, a fill kernel and
+    a copy kernel each. An empty tensor shared with unrelated ops would
+    have the fill zero a buffer an earlier op wrote. Every fill of an empty
+    tensor gets its own empty tensor, and each destination in the fill's
+    block its own fill (the earliest keeps the original): fresh buffers,
+    whose zeroing `tp-convert-gemm-to-blas` drops and a row kernel's
+    reduction starts from in a register.
+
+    Example: `%z = linalg.fill ins(%zero) outs(%e)` used by two
+    `linalg.matmul` as their init becomes two fills, each of its own
+    `tensor.empty`, one per matmul.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def FoldAddendsIntoGemmPass
     : Pass<"tp-fold-addends-into-gemm", "::mlir::ModuleOp"> {
   let summary = "A GEMM's accumulator starts from the bias and residual added to its result";
@@ -655,11 +679,9 @@ def FuseReductionsPass : Pass<"tp-fuse-reductions", "::mlir::ModuleOp"> {
     tiling cost 28% more compile time on a 4-layer GPT).
 
     The CSE that follows fusion merges equal empty tensors and equal fills,
-    so the zeroed accumulators of GEMMs of one shape would become one value
-    on an empty tensor other ops write too; bufferization would zero one
-    buffer and copy it for each GEMM. Every fill then gets its own empty
-    tensor again, and every destination in its block its own fill: fresh
-    buffers, whose zeroing `tp-convert-gemm-to-blas` drops.
+    so the zeroed accumulators of GEMMs of one shape become one value on an
+    empty tensor other ops write too: `tp-unshare-fills`, after it in the
+    pipeline, gives each destination its own again.
 
     A producer joins the chain only if every use of it is in the chain and
     reads it along the rows: nothing is computed twice, and GEMMs are never

@@ -56,6 +56,9 @@ void mlir::tp::addBufferFrontPasses(OpPassManager &pm,
   // CSE of tp-fuse-reductions, which would merge the empty tensor that both
   // branches of a partial sum's init write with others.
   if (options.fuse) {
+    // Each destination its own zeroed buffer (after the CSE of
+    // tp-fuse-reductions, and wherever the model shares a fill).
+    pm.addPass(createUnshareFillsPass());
     FoldAddendsIntoGemmPassOptions addends;
     addends.narrow = options.foldIntoNarrowGemms;
     pm.addPass(createFoldAddendsIntoGemmPass(addends));

@@ -251,57 +251,9 @@ struct FuseReductionsPass
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
     DominanceInfo dominance(getOperation());
+    // The CSE merges equal empty tensors and fills too: tp-unshare-fills,
+    // which follows in the pipeline, gives each destination its own again.
     eliminateCommonSubExpressions(rewriter, dominance, getOperation());
-    unshareFills(rewriter);
-  }
-
-  /// CSE also merges equal empty tensors and equal fills of them: the
-  /// zeroed accumulators of GEMMs with one shape become one value, and that
-  /// empty tensor is also the destination of unrelated ops. Bufferization
-  /// would then zero one buffer and copy it for every GEMM but the last, or
-  /// zero a buffer an earlier op wrote. Every fill gets its own empty tensor,
-  /// and each destination in the fill's block its own fill: a fresh buffer
-  /// whose zeroing the GEMM lowering drops.
-  void unshareFills(RewriterBase &rewriter) {
-    SmallVector<linalg::FillOp> fills;
-    getOperation()->walk([&](linalg::FillOp fill) {
-      if (fill.hasPureTensorSemantics() &&
-          fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>())
-        fills.push_back(fill);
-    });
-    for (linalg::FillOp fill : fills) {
-      OpOperand &output = fill.getDpsInitsMutable()[0];
-      auto empty = output.get().getDefiningOp<tensor::EmptyOp>();
-      if (!empty->hasOneUse()) {
-        rewriter.setInsertionPoint(fill);
-        Operation *own = rewriter.clone(*empty);
-        rewriter.modifyOpInPlace(fill, [&] { output.set(own->getResult(0)); });
-        empty = cast<tensor::EmptyOp>(own);
-      }
-      SmallVector<OpOperand *> uses = llvm::to_vector(
-          llvm::make_pointer_range(fill->getResult(0).getUses()));
-      if (uses.size() < 2 || llvm::any_of(uses, [&](OpOperand *use) {
-            return use->getOwner()->getBlock() != fill->getBlock();
-          }))
-        continue;
-      // The earliest destination keeps the original.
-      llvm::sort(uses, [](OpOperand *a, OpOperand *b) {
-        return a->getOwner()->isBeforeInBlock(b->getOwner());
-      });
-      for (OpOperand *use : llvm::drop_begin(uses)) {
-        auto destination =
-            dyn_cast<DestinationStyleOpInterface>(use->getOwner());
-        if (!destination || !destination.isDpsInit(use))
-          continue;
-        rewriter.setInsertionPoint(use->getOwner());
-        Operation *ownEmpty = rewriter.clone(*empty);
-        IRMapping mapping;
-        mapping.map(empty.getResult(), ownEmpty->getResult(0));
-        Operation *ownFill = rewriter.clone(*fill, mapping);
-        rewriter.modifyOpInPlace(use->getOwner(),
-                                 [&] { use->set(ownFill->getResult(0)); });
-      }
-    }
   }
 };
 

@@ -1,4 +1,4 @@
-// RUN: tp-opt %s --split-input-file --tp-decompose-aggregates --tp-fuse-elementwise --tp-fuse-reductions | FileCheck %s
+// RUN: tp-opt %s --split-input-file --tp-decompose-aggregates --tp-fuse-elementwise --tp-fuse-reductions --tp-unshare-fills | FileCheck %s
 
 // A softmax over the last dimension with its scale and mask: the scores are
 // read once, one tile of 16 rows (16 x 128 floats) at a time; every op of
@@ -163,9 +163,9 @@ func.func @dynamic(%s: tensor<?x128xf32>) -> tensor<?x128xf32> {
 
 // The CSE after fusion merges equal empty tensors and equal zero fills: the
 // two GEMMs' accumulators become one value, on the empty tensor the
-// layernorm also writes. Each fill gets its own empty tensor again, and each
-// GEMM its own fill (fresh buffers whose zeroing the GEMM lowering drops,
-// instead of one buffer zeroed and copied).
+// layernorm also writes. tp-unshare-fills, after it, gives each fill its own
+// empty tensor again, and each GEMM its own fill (fresh buffers whose zeroing
+// the GEMM lowering drops, instead of one buffer zeroed and copied).
 
 #te3 = affine_map<(t, e) -> (t, e)>
 #t3 = affine_map<(t, e) -> (t)>
