@@ -425,8 +425,8 @@ def WidenReductionsPass : Pass<"tp-widen-reductions", "::mlir::ModuleOp"> {
     f32 and round the result once, and so does every lowering here after
     this pass, the reference that `tp-run --verify` compares with included.
 
-    Each `linalg.generic` on tensors with one input, one f16 or bf16
-    output and a reduction loop, whose body is `addf(f(input), out)` or
+    Each `linalg.generic` on statically shaped tensors with one input, one
+    f16 or bf16 output and a reduction loop, whose body is `addf(f(input), out)` or
     `mulf(f(input), out)` (`out` used by that op alone), becomes the same
     reduction into an f32 tensor: its initial value widened (a fill's
     constant, or an elementwise `extf`), `f(input)` computed as before and

@@ -32,15 +32,15 @@ namespace {
 
 bool isNarrowFloat(Type type) { return type.isF16() || type.isBF16(); }
 
-/// The combining op of a one-input reduction on tensors whose body is
-/// `add(f(input), out)` or `mul(f(input), out)` in f16 or bf16, `out` used
-/// by it alone.
+/// The combining op of a one-input reduction on statically shaped tensors
+/// whose body is `add(f(input), out)` or `mul(f(input), out)` in f16 or
+/// bf16, `out` used by it alone.
 Operation *narrowSum(linalg::GenericOp op) {
   if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 1 ||
       op.getNumDpsInits() != 1 || op.getNumReductionLoops() == 0)
     return nullptr;
   auto type = cast<RankedTensorType>(op.getResult(0).getType());
-  if (!isNarrowFloat(type.getElementType()))
+  if (!isNarrowFloat(type.getElementType()) || !type.hasStaticShape())
     return nullptr;
   Block *body = op.getBlock();
   Operation *combine = cast<linalg::YieldOp>(body->getTerminator())

@@ -90,3 +90,18 @@ func.func @kept(%x: tensor<8x64xbf16>, %y: tensor<64x8xbf16>, %m: tensor<8xbf16>
   } -> tensor<8xf32>
   return %max, %mm, %sum : tensor<8xbf16>, tensor<8x8xbf16>, tensor<8xf32>
 }
+
+// A sum of dynamically many rows (a decode step's tokens so far) stays as it
+// is: its widened tensors would need their sizes.
+// CHECK-LABEL: func.func @dynamic
+// CHECK-NOT: arith.extf
+// CHECK: return
+func.func @dynamic(%x: tensor<?x64xbf16>, %init: tensor<?xbf16>) -> tensor<?xbf16> {
+  %s = linalg.generic {indexing_maps = [#se, #s], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<?x64xbf16>) outs(%init : tensor<?xbf16>) {
+  ^bb0(%v: bf16, %acc: bf16):
+    %r = arith.addf %v, %acc : bf16
+    linalg.yield %r : bf16
+  } -> tensor<?xbf16>
+  return %s : tensor<?xbf16>
+}
