@@ -56,35 +56,50 @@ Operation *narrowSum(linalg::GenericOp op) {
   return combine;
 }
 
-/// `value` widened to f32 (a fill's constant extended; anything else
-/// through an elementwise extf).
-Value widenTensor(RewriterBase &rewriter, Location loc, Value value) {
+/// `value`'s elements converted to `element` (`extf` or `truncf`), by an
+/// elementwise linalg.generic into a new tensor.
+Value convertElements(RewriterBase &rewriter, Location loc, Value value,
+                      Type element) {
   auto type = cast<RankedTensorType>(value.getType());
-  Type f32 = rewriter.getF32Type();
-  Value empty = tensor::EmptyOp::create(rewriter, loc, type.getShape(), f32);
-  if (auto fill = value.getDefiningOp<linalg::FillOp>()) {
-    auto constant = fill.getInputs()[0].getDefiningOp<arith::ConstantOp>();
-    if (auto attr =
-            constant ? dyn_cast<FloatAttr>(constant.getValue()) : FloatAttr()) {
-      Value wide = arith::ConstantOp::create(
-          rewriter, loc, rewriter.getF32FloatAttr(attr.getValueAsDouble()));
-      return linalg::FillOp::create(rewriter, loc, wide, empty).getResult(0);
-    }
-  }
+  Value empty =
+      tensor::EmptyOp::create(rewriter, loc, type.getShape(), element);
   unsigned rank = type.getRank();
   AffineMap id = rewriter.getMultiDimIdentityMap(rank);
+  bool wider = element.getIntOrFloatBitWidth() >
+               type.getElementType().getIntOrFloatBitWidth();
   return linalg::GenericOp::create(
              rewriter, loc, TypeRange{empty.getType()}, ValueRange{value},
              ValueRange{empty}, ArrayRef<AffineMap>{id, id},
              SmallVector<utils::IteratorType>(rank,
                                               utils::IteratorType::parallel),
              [&](OpBuilder &b, Location loc, ValueRange args) {
-               linalg::YieldOp::create(
-                   b, loc,
-                   arith::ExtFOp::create(b, loc, b.getF32Type(), args[0])
-                       .getResult());
+               Value converted =
+                   wider ? arith::ExtFOp::create(b, loc, element, args[0])
+                               .getResult()
+                         : arith::TruncFOp::create(b, loc, element, args[0])
+                               .getResult();
+               linalg::YieldOp::create(b, loc, converted);
              })
       .getResult(0);
+}
+
+/// `value` widened to f32 (a fill's constant extended; anything else
+/// through an elementwise extf).
+Value widenTensor(RewriterBase &rewriter, Location loc, Value value) {
+  Type f32 = rewriter.getF32Type();
+  if (auto fill = value.getDefiningOp<linalg::FillOp>()) {
+    auto constant = fill.getInputs()[0].getDefiningOp<arith::ConstantOp>();
+    if (auto attr =
+            constant ? dyn_cast<FloatAttr>(constant.getValue()) : FloatAttr()) {
+      auto type = cast<RankedTensorType>(value.getType());
+      Value empty =
+          tensor::EmptyOp::create(rewriter, loc, type.getShape(), f32);
+      Value wide = arith::ConstantOp::create(
+          rewriter, loc, rewriter.getF32FloatAttr(attr.getValueAsDouble()));
+      return linalg::FillOp::create(rewriter, loc, wide, empty).getResult(0);
+    }
+  }
+  return convertElements(rewriter, loc, value, f32);
 }
 
 /// Replaces `op` (`combine` its combining op) with the same reduction
@@ -120,7 +135,6 @@ void widen(RewriterBase &rewriter, linalg::GenericOp op, Operation *combine) {
                              combine->getAttrs());
         linalg::YieldOp::create(b, loc, b.create(state)->getResult(0));
       });
-  // The body ops after the combine (none: it is yielded) need nothing.
   Value result = wide.getResult(0);
   Value rounded;
   for (OpOperand &use : llvm::make_early_inc_range(op.getResult(0).getUses())) {
@@ -141,23 +155,7 @@ void widen(RewriterBase &rewriter, linalg::GenericOp op, Operation *combine) {
     if (!rounded) {
       OpBuilder::InsertionGuard guard(rewriter);
       rewriter.setInsertionPointAfter(wide);
-      auto type = cast<RankedTensorType>(result.getType());
-      Value empty =
-          tensor::EmptyOp::create(rewriter, loc, type.getShape(), narrow);
-      AffineMap id = rewriter.getMultiDimIdentityMap(type.getRank());
-      rounded =
-          linalg::GenericOp::create(
-              rewriter, loc, TypeRange{empty.getType()}, ValueRange{result},
-              ValueRange{empty}, ArrayRef<AffineMap>{id, id},
-              SmallVector<utils::IteratorType>(type.getRank(),
-                                               utils::IteratorType::parallel),
-              [&](OpBuilder &b, Location loc, ValueRange args) {
-                linalg::YieldOp::create(
-                    b, loc,
-                    arith::TruncFOp::create(b, loc, narrow, args[0])
-                        .getResult());
-              })
-              .getResult(0);
+      rounded = convertElements(rewriter, loc, result, narrow);
     }
     rewriter.modifyOpInPlace(use.getOwner(), [&] { use.set(rounded); });
   }
