@@ -18,6 +18,10 @@
 #include "tp/Conversion/Common/RuntimeCalls.h"
 #include "tp/Conversion/Passes.h"
 
+#include "mlir/Analysis/DataFlow/ConstantPropagationAnalysis.h"
+#include "mlir/Analysis/DataFlow/DeadCodeAnalysis.h"
+#include "mlir/Analysis/DataFlow/IntegerRangeAnalysis.h"
+#include "mlir/Analysis/DataFlowFramework.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -50,6 +54,45 @@ std::string where(Location loc) {
   return "";
 }
 
+/// The largest in-bounds offset of `view` along dimension `d`, when its
+/// source's dimension and the view's size and stride there are static.
+std::optional<int64_t> lastOffset(memref::SubViewOp view, unsigned d) {
+  MemRefType source = view.getSourceType();
+  std::optional<int64_t> size = getConstantIntValue(view.getMixedSizes()[d]);
+  std::optional<int64_t> stride =
+      getConstantIntValue(view.getMixedStrides()[d]);
+  if (!size || !stride || source.isDynamicDim(d))
+    return std::nullopt;
+  if (*size == 0)
+    return source.getDimSize(d);
+  return source.getDimSize(d) - 1 - (*size - 1) * *stride;
+}
+
+/// Whether the solver's integer ranges put `offset` within [0, last]. An
+/// induction variable of a loop with constant bounds takes its last value
+/// exactly: the analysis's range ends at the upper bound less one whatever
+/// the step (a tile's rows 0, 2, ..., 126 would reach 127).
+bool provenWithin(DataFlowSolver &solver, Value offset, int64_t last) {
+  if (auto loop = scf::getForInductionVarOwner(offset)) {
+    std::optional<int64_t> lower = getConstantIntValue(loop.getLowerBound());
+    std::optional<int64_t> upper = getConstantIntValue(loop.getUpperBound());
+    std::optional<int64_t> step = getConstantIntValue(loop.getStep());
+    if (lower && upper && step && *step > 0 && !loop.getUnsignedCmp()) {
+      if (*upper <= *lower)
+        return true; // The body never runs.
+      int64_t final = *lower + (*upper - 1 - *lower) / *step * *step;
+      return *lower >= 0 && final <= last;
+    }
+  }
+  auto *lattice =
+      solver.lookupState<dataflow::IntegerValueRangeLattice>(offset);
+  if (!lattice || lattice->getValue().isUninitialized())
+    return false;
+  const ConstantIntRanges &range = lattice->getValue().getValue();
+  return range.smin().getSExtValue() >= 0 &&
+         range.smax().getSExtValue() <= last;
+}
+
 struct CheckSliceOffsetsPass
     : public tp::impl::CheckSliceOffsetsPassBase<CheckSliceOffsetsPass> {
   void runOnOperation() override {
@@ -57,6 +100,21 @@ struct CheckSliceOffsetsPass
     SymbolTable symbols(module);
     auto ptr = LLVM::LLVMPointerType::get(&getContext());
     unsigned made = 0;
+    // The ranges of the offsets as they are, before any check is made.
+    DataFlowSolver solver;
+    solver.load<dataflow::DeadCodeAnalysis>();
+    solver.load<dataflow::SparseConstantPropagation>();
+    solver.load<dataflow::IntegerRangeAnalysis>();
+    if (failed(solver.initializeAndRun(module)))
+      return signalPassFailure();
+    llvm::DenseSet<std::pair<Operation *, unsigned>> proven;
+    module.walk([&](memref::SubViewOp view) {
+      for (auto [d, offset] : llvm::enumerate(view.getMixedOffsets()))
+        if (auto value = dyn_cast<Value>(offset))
+          if (std::optional<int64_t> last = lastOffset(view, d);
+              last && provenWithin(solver, value, *last))
+            proven.insert({view, static_cast<unsigned>(d)});
+    });
     for (auto func : module.getOps<func::FuncOp>()) {
       // Host code with the rank context, which the runtime's calls take.
       if (func.isExternal() || func.getNumArguments() == 0 ||
@@ -64,19 +122,12 @@ struct CheckSliceOffsetsPass
         continue;
       Value ctx = func.getArgument(0);
       func.walk([&](memref::SubViewOp view) {
-        MemRefType source = view.getSourceType();
         SmallVector<OpFoldResult> offsets = view.getMixedOffsets();
-        SmallVector<OpFoldResult> sizes = view.getMixedSizes();
-        SmallVector<OpFoldResult> strides = view.getMixedStrides();
         for (unsigned d = 0; d < offsets.size(); ++d) {
           auto offset = dyn_cast<Value>(offsets[d]);
-          std::optional<int64_t> size = getConstantIntValue(sizes[d]);
-          std::optional<int64_t> stride = getConstantIntValue(strides[d]);
-          if (!offset || !size || !stride || source.isDynamicDim(d))
+          std::optional<int64_t> last = lastOffset(view, d);
+          if (!offset || !last || proven.contains({view, d}))
             continue;
-          int64_t last = source.getDimSize(d) - 1 - (*size - 1) * *stride;
-          if (*size == 0)
-            last = source.getDimSize(d);
           OpBuilder b(view);
           Location loc = view.getLoc();
           Type i64 = b.getI64Type();
@@ -84,7 +135,7 @@ struct CheckSliceOffsetsPass
           Value zero =
               arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0));
           Value bound =
-              arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(last));
+              arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(*last));
           Value above = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
                                               index, zero);
           Value below = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle,
