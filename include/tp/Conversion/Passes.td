@@ -708,47 +708,68 @@ def FuseReductionsPass : Pass<"tp-fuse-reductions", "::mlir::ModuleOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
-def LowerReductionsPass : Pass<"tp-lower-reductions", "::mlir::func::FuncOp"> {
-  let summary = "Reductions over their innermost loop become loops that carry the accumulator in a register, reassociable";
+def LowerRowLoopsPass : Pass<"tp-lower-row-loops", "::mlir::func::FuncOp"> {
+  let summary = "Row-wise ops become loops LLVM vectorizes: a reduction's accumulator in a register, inputs invariant along the row loaded before it";
   let description = [{
     Part of `--tp-lower-to-cpu` (not `--reference`), on buffers, before
-    `convert-linalg-to-loops`: that pass loads and stores a reduction's
-    accumulator on every iteration, and where the input and the accumulator
-    may alias (buffers passed to a layer function) LLVM keeps it in memory:
-    a scalar loop in which each iteration waits for the previous store. A
-    single-output `linalg.generic` whose only reduction loop is its
-    innermost (a layernorm's sums, a softmax's max and sum), with maps of
-    loop dimensions and constants, becomes `scf.for` loops over its parallel
-    dimensions around an `scf.for` over the reduction that carries the
-    accumulator as an iter_arg (loaded before, stored after). A float
-    `addf`, `maximumf`, `minimumf`, `maxnumf` or `minnumf` that combines the
-    accumulator is marked `reassoc`, so that LLVM vectorizes the reduction
-    (partial results in vector lanes, combined at the end, as PyTorch's and
-    XLA's reductions are): the terms are added in another order, within
-    `--verify`'s tolerance of the plain lowering's sequential order.
+    `convert-linalg-to-loops`. That pass loads every input, and a
+    reduction's accumulator, on every iteration of the innermost loop; where
+    the buffers may alias (buffers passed to a layer function, tiles of one
+    arena at offsets known per row) LLVM can move none of those loads out,
+    and the loop stays scalar: a reduction waits on each iteration for the
+    previous store of its accumulator, and a normalization reloads its row's
+    mean and variance and recomputes its `rsqrt` on every element.
 
-    Example: the row sums of a `memref<512x768xf32>`
+    Two kinds of `linalg.generic`, with maps of loop dimensions and
+    constants, become `scf.for` loops here:
+    - a single-output reduction whose only reduction loop is its innermost
+      (a layernorm's sums, a softmax's max and sum): the innermost loop
+      carries the accumulator as an iter_arg (loaded before, stored after).
+      A float `addf`, `maximumf`, `minimumf`, `maxnumf` or `minnumf` that
+      combines it is marked `reassoc`, so that LLVM vectorizes the reduction
+      (partial results in vector lanes, combined at the end, as PyTorch's
+      and XLA's are): the terms are added in another order, within
+      `--verify`'s tolerance of the plain lowering's sequential order;
+    - an elementwise op (every loop parallel, at least two) whose outputs
+      all move along the innermost loop and one of whose inputs does not (a
+      normalization reading its row's statistics, a bias along the rows of
+      a transposed op).
+
+    In both, the inputs that do not move along the innermost loop are loaded
+    before it, and what the body computes from them and the outer indices
+    alone moves out of it (MLIR's loop-invariant code motion). Linalg's
+    semantics allow it: an op reads its inputs and writes its outputs, and
+    bufferization never makes an output overwrite what the op still reads.
+
+    Example: a layernorm's normalization of a `memref<512x768xf32>`
 
     ```mlir
-    linalg.generic {iterator_types = ["parallel", "reduction"], ...}
-        ins(%x : memref<512x768xf32>) outs(%sum : memref<512xf32>) {
-    ^bb0(%v: f32, %acc: f32):
-      %s = arith.addf %v, %acc : f32
-      linalg.yield %s : f32
+    linalg.generic {iterator_types = ["parallel", "parallel"], ...}
+        ins(%x, %mean, %var : memref<512x768xf32>, memref<512xf32>, memref<512xf32>)
+        outs(%y : memref<512x768xf32>) {
+    ^bb0(%v: f32, %m: f32, %s: f32, %out: f32):
+      %e = arith.addf %s, %eps : f32
+      %r = math.rsqrt %e : f32
+      %d = arith.subf %v, %m : f32
+      %n = arith.mulf %d, %r : f32
+      linalg.yield %n : f32
     }
     ```
 
-    become
+    becomes
 
     ```mlir
     scf.for %i = %c0 to %c512 step %c1 {
-      %init = memref.load %sum[%i] : memref<512xf32>
-      %r = scf.for %j = %c0 to %c768 step %c1 iter_args(%acc = %init) -> (f32) {
+      %m = memref.load %mean[%i] : memref<512xf32>
+      %s = memref.load %var[%i] : memref<512xf32>
+      %e = arith.addf %s, %eps : f32
+      %r = math.rsqrt %e : f32
+      scf.for %j = %c0 to %c768 step %c1 {
         %v = memref.load %x[%i, %j] : memref<512x768xf32>
-        %s = arith.addf %v, %acc fastmath<reassoc> : f32
-        scf.yield %s : f32
+        %d = arith.subf %v, %m : f32
+        %n = arith.mulf %d, %r : f32
+        memref.store %n, %y[%i, %j] : memref<512x768xf32>
       }
-      memref.store %r, %sum[%i] : memref<512xf32>
     }
     ```
   }];

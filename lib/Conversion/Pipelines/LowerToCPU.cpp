@@ -64,10 +64,11 @@ void mlir::tp::buildLowerToCPUPipeline(OpPassManager &pm,
     pm.addNestedPass<func::FuncOp>(createMapLinalgToGPUPass());
     pm.addNestedPass<func::FuncOp>(createEmulateGPULaunchesPass());
   }
-  // Reductions keep their accumulator in a register (and vectorize); the
-  // reference keeps convert-linalg-to-loops' plain sequential loops.
+  // Reductions keep their accumulator in a register and row-wise ops load
+  // what is invariant along a row once (both vectorize); the reference keeps
+  // convert-linalg-to-loops' plain sequential loops.
   if (!options.reference && !options.emulateGpuMapping)
-    pm.addNestedPass<func::FuncOp>(createLowerReductionsPass());
+    pm.addNestedPass<func::FuncOp>(createLowerRowLoopsPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
