@@ -879,8 +879,14 @@ def ConvertGemmToBlasPass : Pass<"tp-convert-gemm-to-blas", "::mlir::ModuleOp"> 
     accumulates) whose operands can be seen as row-major matrices: the m, n
     and k loops must each be adjacent and in the same order in the operands
     that hold them, with one group innermost in each operand (A and B may be
-    stored transposed, C may not); up to two batch loops, each with its own
-    stride per operand. Each becomes `tprt_rt_gemm(ctx, &desc, A, B, C, D,
+    stored transposed, C may not); batch loops, each with its own stride per
+    operand. Where the m or n loops are not adjacent in order (grouped-query
+    attention: a group's query heads sit between the sequence and the head
+    dimension of the queries), one of them becomes a batch loop instead,
+    with stride 0 in the operand that does not hold it (the keys and values
+    a group shares), the one that leaves the largest matrices. A call takes
+    two batch loops; more become `scf.for` loops around it (a grouped-query
+    attention's batch), each call at its operands' offsets. Each becomes `tprt_rt_gemm(ctx, &desc, A, B, C, D,
     bias)`: D = act(op(A) op(B) + C + bias), its shape, strides, element type
     (f32, or f16 and bf16 accumulated in f32) and epilogue in a constant
     `tprt_gemm_desc` (a private global, one per distinct descriptor), which
@@ -1011,10 +1017,10 @@ def FuseAttentionPass : Pass<"tp-fuse-attention", "::mlir::func::FuncOp"> {
     (`cost-model`, as `--tp-propagate`'s): its multiply-adds run on the CUDA
     cores, so it must beat the two GEMMs at their rate (tensor cores for
     16-bit operands, and for f32 at `matmul-precision` high or medium) plus
-    the scores' four trips through memory and two more launches (2 us each);
-    contractions no GEMM call takes (grouped-query attention's: a group's
-    query heads are no batch stride apart in the keys) would run as loops,
-    and always fuse.
+    the scores' four trips through memory and the launches of the GEMMs'
+    calls (one per batch loop beyond two: grouped-query attention's batch)
+    and the softmax (2 us each); contractions no GEMM call takes would run
+    as loops, and always fuse.
     The GPT-2-small attention in f32 fuses; a Llama-7B-sized one in bf16
     (2048 tokens) stays on cuBLAS until the kernel uses tensor cores. The kernel: a block per 16 consecutive queries of one
     (batch, head, ...) index, 4 warps of 4 query rows; the queries staged

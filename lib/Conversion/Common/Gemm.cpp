@@ -13,13 +13,19 @@
 //    loops and the k loops must each be adjacent, in the same order, in the
 //    operands that hold them; one group of each operand must be innermost
 //    (unit stride); the other group's stride is the leading dimension. A is
-//    M x K (or K x M: transposed), B is K x N (or N x K), C is M x N. At most
-//    two batch loops, each with its own stride in every operand.
+//    M x K (or K x M: transposed), B is K x N (or N x K), C is M x N. Each
+//    batch loop has its own stride in every operand. Where the m or n loops
+//    are not adjacent in order (grouped-query attention: the query heads of
+//    a group sit between the batch's and the sequence's loops in the
+//    queries), one of them becomes a batch loop, of stride 0 in the operand
+//    that does not hold it (the keys are shared by the group).
 // 3. convertGemms makes strided inputs contiguous (copies), leaves strided
 //    outputs to the loops, and lets the target emit the call. Where C is a
 //    fresh buffer whose first use zeroes it (linalg.fill 0, as every
 //    `matmul(A, B, fill(0))` bufferizes), the fill goes and the GEMM
-//    overwrites C instead of adding to it: one pass over C less.
+//    overwrites C instead of adding to it: one pass over C less. A call
+//    takes two batch loops; more become scf.for loops around it, each call
+//    at its operands' offsets.
 //
 //===----------------------------------------------------------------------===//
 
@@ -79,8 +85,13 @@ std::optional<GemmOperand> viewOf(AffineMap map, ArrayRef<int64_t> shape,
                                   ArrayRef<unsigned> rows,
                                   ArrayRef<unsigned> cols,
                                   ArrayRef<unsigned> batch) {
-  // Every result is a loop of one of the groups.
-  if (map.getNumResults() != rows.size() + cols.size() + batch.size() ||
+  // Every result is a loop of one of the groups (a batch loop may be
+  // missing: the operand is the same along it).
+  unsigned present = llvm::count_if(batch, [&](unsigned loop) {
+    return map.getResultPosition(getAffineDimExpr(loop, map.getContext()))
+        .has_value();
+  });
+  if (map.getNumResults() != rows.size() + cols.size() + present ||
       !map.isProjectedPermutation())
     return std::nullopt;
   std::optional<int64_t> rowEnd = groupEnd(map, rows),
@@ -119,9 +130,7 @@ std::optional<GemmOperand> viewOf(AffineMap map, ArrayRef<int64_t> shape,
   for (unsigned loop : batch) {
     std::optional<unsigned> position =
         map.getResultPosition(getAffineDimExpr(loop, map.getContext()));
-    if (!position)
-      return std::nullopt;
-    view.batchStrides.push_back(strides[*position]);
+    view.batchStrides.push_back(position ? strides[*position] : 0);
   }
   return view;
 }
@@ -145,7 +154,7 @@ std::optional<Gemm> mlir::tp::matchGemm(linalg::LinalgOp op) {
   }
   FailureOr<linalg::ContractionDimensions> dims =
       linalg::inferContractionDims(op);
-  if (failed(dims) || dims->batch.size() > 2)
+  if (failed(dims))
     return std::nullopt;
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   SmallVector<int64_t> loops = op.getStaticLoopRanges();
@@ -158,30 +167,57 @@ std::optional<Gemm> mlir::tp::matchGemm(linalg::LinalgOp op) {
     });
     return ordered;
   };
-  SmallVector<unsigned> m = orderedBy(dims->m, maps[2]);
-  SmallVector<unsigned> n = orderedBy(dims->n, maps[2]);
-  SmallVector<unsigned> k = orderedBy(dims->k, maps[0]);
+  auto match = [&](ArrayRef<unsigned> mLoops, ArrayRef<unsigned> nLoops,
+                   ArrayRef<unsigned> batch) -> std::optional<Gemm> {
+    SmallVector<unsigned> m = orderedBy(mLoops, maps[2]);
+    SmallVector<unsigned> n = orderedBy(nLoops, maps[2]);
+    SmallVector<unsigned> k = orderedBy(dims->k, maps[0]);
+    Gemm gemm;
+    for (unsigned l : m)
+      gemm.m *= loops[l];
+    for (unsigned l : n)
+      gemm.n *= loops[l];
+    for (unsigned l : k)
+      gemm.k *= loops[l];
+    for (unsigned l : batch)
+      gemm.batchSizes.push_back(loops[l]);
+    std::optional<GemmOperand> a = viewOf(maps[0], shapes[0], m, k, batch);
+    std::optional<GemmOperand> b = viewOf(maps[1], shapes[1], k, n, batch);
+    std::optional<GemmOperand> c = viewOf(maps[2], shapes[2], m, n, batch);
+    if (!a || !b || !c || c->transposed)
+      return std::nullopt;
+    gemm.a = *a;
+    gemm.b = *b;
+    gemm.c = *c;
+    gemm.elementType = element;
+    gemm.columnDims = n.size();
+    return gemm;
+  };
   SmallVector<unsigned> batch(dims->batch.begin(), dims->batch.end());
-  Gemm gemm;
-  for (unsigned l : m)
-    gemm.m *= loops[l];
-  for (unsigned l : n)
-    gemm.n *= loops[l];
-  for (unsigned l : k)
-    gemm.k *= loops[l];
-  for (unsigned l : batch)
-    gemm.batchSizes.push_back(loops[l]);
-  std::optional<GemmOperand> a = viewOf(maps[0], shapes[0], m, k, batch);
-  std::optional<GemmOperand> b = viewOf(maps[1], shapes[1], k, n, batch);
-  std::optional<GemmOperand> c = viewOf(maps[2], shapes[2], m, n, batch);
-  if (!a || !b || !c || c->transposed)
-    return std::nullopt;
-  gemm.a = *a;
-  gemm.b = *b;
-  gemm.c = *c;
-  gemm.elementType = element;
-  gemm.columnDims = n.size();
-  return gemm;
+  if (std::optional<Gemm> gemm = match(dims->m, dims->n, batch))
+    return gemm;
+  // One m or n loop as a batch loop instead: the largest matrices that
+  // remain.
+  std::optional<Gemm> best;
+  auto tryMoving = [&](ArrayRef<unsigned> group, bool isM) {
+    if (group.size() < 2)
+      return;
+    for (unsigned loop : group) {
+      SmallVector<unsigned> rest;
+      for (unsigned l : group)
+        if (l != loop)
+          rest.push_back(l);
+      SmallVector<unsigned> moved(batch);
+      moved.push_back(loop);
+      std::optional<Gemm> gemm =
+          isM ? match(rest, dims->n, moved) : match(dims->m, rest, moved);
+      if (gemm && (!best || gemm->m * gemm->n > best->m * best->n))
+        best = gemm;
+    }
+  };
+  tryMoving(dims->m, /*isM=*/true);
+  tryMoving(dims->n, /*isM=*/false);
+  return best;
 }
 
 namespace {
@@ -500,7 +536,9 @@ int64_t mlir::tp::convertGemms(func::FuncOp func, const GemmTarget &target) {
     // call.
     std::optional<Prologue> prologue;
     linalg::GenericOp gelu;
-    if (target.supportsEpilogues()) {
+    // A GEMM in loops (more than two batch loops) takes no epilogue: an
+    // attention's contractions have none.
+    if (target.supportsEpilogues() && gemm.loopBatches() == 0) {
       if (!fill)
         prologue = addendsPrologue(c, op, gemm);
       if (prologue) {
@@ -519,7 +557,33 @@ int64_t mlir::tp::convertGemms(func::FuncOp func, const GemmTarget &target) {
     }
     Value a = contiguousBuffer(b, loc, op.getDpsInputs()[0]);
     Value bm = contiguousBuffer(b, loc, op.getDpsInputs()[1]);
-    target.emitGemm(b, loc, rankContext, gemm, a, bm, epilogue);
+    {
+      // The leading batch loops, and each call's offsets in them.
+      OpBuilder::InsertionGuard guard(b);
+      GemmOffsets offsets;
+      for (unsigned i = 0; i < gemm.loopBatches(); ++i) {
+        Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+        Value one = arith::ConstantIndexOp::create(b, loc, 1);
+        Value size = arith::ConstantIndexOp::create(b, loc, gemm.batchSizes[i]);
+        auto loop = scf::ForOp::create(b, loc, zero, size, one);
+        b.setInsertionPointToStart(loop.getBody());
+        Value iv = loop.getInductionVar();
+        auto advance = [&](Value &offset, const GemmOperand &v) {
+          if (v.batchStrides[i] == 0)
+            return;
+          Value stride =
+              arith::ConstantIndexOp::create(b, loc, v.batchStrides[i]);
+          Value step = arith::MulIOp::create(b, loc, iv, stride);
+          offset = offset
+                       ? arith::AddIOp::create(b, loc, offset, step).getResult()
+                       : step;
+        };
+        advance(offsets.a, gemm.a);
+        advance(offsets.b, gemm.b);
+        advance(offsets.c, gemm.c);
+      }
+      target.emitGemm(b, loc, rankContext, gemm, a, bm, epilogue, offsets);
+    }
     if (fill)
       fill->erase();
     if (prologue)
@@ -546,8 +610,10 @@ int64_t mlir::tp::convertGemms(func::FuncOp func, const GemmTarget &target) {
 
 tprt_gemm_desc mlir::tp::gemmDescriptor(const Gemm &g,
                                         const GemmEpilogue &epilogue) {
-  auto stride = [](const GemmOperand &v, unsigned i) -> int64_t {
-    return i < v.batchStrides.size() ? v.batchStrides[i] : 0;
+  // The call's batch loops: the last two.
+  auto stride = [&](const GemmOperand &v, unsigned i) -> int64_t {
+    unsigned at = g.loopBatches() + i;
+    return at < v.batchStrides.size() ? v.batchStrides[at] : 0;
   };
   int64_t dtype = g.elementType.isF16()    ? TPRT_F16
                   : g.elementType.isBF16() ? TPRT_BF16
@@ -565,8 +631,8 @@ tprt_gemm_desc mlir::tp::gemmDescriptor(const Gemm &g,
                         g.b.leadingDim,
                         g.c.leadingDim,
                         g.c.leadingDim,
-                        g.batchSize(0),
-                        g.batchSize(1),
+                        g.callBatchSize(0),
+                        g.callBatchSize(1),
                         stride(g.a, 0),
                         stride(g.a, 1),
                         stride(g.b, 0),
@@ -622,29 +688,39 @@ LLVM::GlobalOp GemmDescriptors::globalFor(const tprt_gemm_desc &desc,
 void mlir::tp::emitGemmCall(OpBuilder &b, Location loc,
                             GemmDescriptors &descriptors, Value rankContext,
                             const tprt_gemm_desc &desc, Value a, Value bm,
-                            const GemmEpilogue &epilogue) {
+                            const GemmEpilogue &epilogue,
+                            const GemmOffsets &offsets) {
   Type ptr = LLVM::LLVMPointerType::get(b.getContext());
   LLVM::GlobalOp global = descriptors.globalFor(desc, loc);
   func::FuncOp callee =
       declareRuntimeFunction(descriptors.getModule(), "tprt_rt_gemm",
                              {ptr, ptr, ptr, ptr, ptr, ptr, ptr}, {});
   Value null = LLVM::ZeroOp::create(b, loc, ptr);
-  auto pointer = [&](Value buffer) {
-    return buffer ? bufferPointer(b, loc, buffer) : null;
+  auto pointer = [&](Value buffer, Value offset) -> Value {
+    if (!buffer)
+      return null;
+    Value p = bufferPointer(b, loc, buffer);
+    if (!offset)
+      return p;
+    Value elements = arith::IndexCastOp::create(b, loc, b.getI64Type(), offset);
+    return LLVM::GEPOp::create(
+        b, loc, ptr, cast<MemRefType>(buffer.getType()).getElementType(), p,
+        ValueRange{elements});
   };
   // Arguments in their order; C that is D shares D's pointer.
   Value address = LLVM::AddressOfOp::create(b, loc, global);
-  Value pa = pointer(a), pb = pointer(bm);
-  Value d = pointer(epilogue.d);
+  Value pa = pointer(a, offsets.a), pb = pointer(bm, offsets.b);
+  Value d = pointer(epilogue.d, offsets.c);
   // Addends taken on one member only: null on the others.
-  auto addend = [&](Value buffer) {
-    Value p = buffer == epilogue.d ? d : pointer(buffer);
+  auto addend = [&](Value buffer, Value offset) {
+    Value p = buffer == epilogue.d ? d : pointer(buffer, offset);
     if (!buffer || !epilogue.condition)
       return p;
     return arith::SelectOp::create(b, loc, epilogue.condition, p, null)
         .getResult();
   };
-  Value c = addend(epilogue.c), bias = addend(epilogue.bias);
+  Value c = addend(epilogue.c, offsets.c),
+        bias = addend(epilogue.bias, nullptr);
   func::CallOp::create(b, loc, callee,
                        ValueRange{rankContext, address, pa, pb, c, d, bias});
 }

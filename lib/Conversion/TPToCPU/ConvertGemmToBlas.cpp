@@ -44,10 +44,10 @@ public:
   bool supportsEpilogues() const override { return epilogues; }
 
   void emitGemm(OpBuilder &b, Location loc, Value rankContext, const Gemm &g,
-                Value a, Value bm,
-                const GemmEpilogue &epilogue) const override {
+                Value a, Value bm, const GemmEpilogue &epilogue,
+                const GemmOffsets &offsets) const override {
     emitGemmCall(b, loc, descriptors, rankContext, gemmDescriptor(g, epilogue),
-                 a, bm, epilogue);
+                 a, bm, epilogue, offsets);
   }
 
 private:

@@ -1007,14 +1007,15 @@ constexpr double kLaunchSeconds = 2e-6;
 /// on the CUDA cores (it has no tensor-core path), against the two GEMMs at
 /// their rate (16-bit inputs, TF32 or bf16 at `high`/`medium`, on tensor
 /// cores), the scores written, read and written by the softmax and read
-/// again, and two more launches.
+/// again, and the launches of the GEMMs' calls and the softmax.
 bool fusionPays(Attention &att, const tp::MachineModel &machine,
                 StringRef precision) {
   linalg::GenericOp qk = att.scores.op, pv = att.weighted.op;
-  // Contractions no GEMM call can take (grouped-query attention's, whose
-  // query heads of a group are not one batch stride apart in the keys)
-  // would run as loops: the kernel always beats them.
-  if (!tp::matchGemm(qk) || !tp::matchGemm(pv))
+  // Contractions no GEMM call can take would run as loops: the kernel
+  // always beats them.
+  std::optional<tp::Gemm> qkGemm = tp::matchGemm(qk),
+                          pvGemm = tp::matchGemm(pv);
+  if (!qkGemm || !pvGemm)
     return true;
   Value scores = qk.getDpsInits()[0];
   double io = 0;
@@ -1033,9 +1034,12 @@ bool fusionPays(Attention &att, const tp::MachineModel &machine,
                     : precision == "high"   ? machine.gemmFlops16 / 2
                     : precision == "medium" ? machine.gemmFlops16
                                             : machine.gemmFlops32;
+  // The GEMMs' calls (grouped-query attention's make one per batch loop
+  // beyond two: its batch's) and the softmax's kernel.
+  double launches = qkGemm->calls() + pvGemm->calls() + 1;
   double unfused = gemmFlops / gemmRate +
                    machine.memorySeconds(io + 4.0 * bytesOf(scores)) +
-                   3 * kLaunchSeconds;
+                   launches * kLaunchSeconds;
   return fused < unfused;
 }
 

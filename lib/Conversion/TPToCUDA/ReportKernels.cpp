@@ -19,6 +19,8 @@
 #include "tp/Dialect/TP/Transforms/CostModel.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
@@ -125,6 +127,23 @@ struct ReportKernelsPass
         (void)totalsOf(func, *machine, totals, os);
   }
 
+  /// How many times `op` runs per run of `func`: the product of the trip
+  /// counts of the scf.for loops around it (1 for a loop whose bounds are
+  /// not constant).
+  static int64_t tripsAround(Operation *op, func::FuncOp func) {
+    int64_t trips = 1;
+    for (auto loop = op->getParentOfType<scf::ForOp>();
+         loop && func->isAncestor(loop);
+         loop = loop->getParentOfType<scf::ForOp>()) {
+      std::optional<int64_t> lower = getConstantIntValue(loop.getLowerBound()),
+                             upper = getConstantIntValue(loop.getUpperBound()),
+                             step = getConstantIntValue(loop.getStep());
+      if (lower && upper && step && *step > 0)
+        trips *= std::max<int64_t>(0, (*upper - *lower + *step - 1) / *step);
+    }
+    return trips;
+  }
+
   /// Reports `func` (once) and returns what one run of it launches, its
   /// callees' runs included.
   Totals totalsOf(func::FuncOp func, const MachineModel &machine,
@@ -171,9 +190,12 @@ struct ReportKernelsPass
         return WalkResult::advance();
       if (std::optional<GemmCall> gemm = readGemmCall(call)) {
         const tprt_gemm_desc &g = gemm->desc;
-        int64_t batch = g.batch0 * g.batch1;
+        // A call in loops (a batch loop beyond the call's two) runs once per
+        // iteration: the report counts its iterations as one call's batch.
+        int64_t repeats = tripsAround(call, func);
+        int64_t batch = g.batch0 * g.batch1 * repeats;
         bool narrow = g.dtype != TPRT_F32;
-        own.gemms += 1;
+        own.gemms += repeats;
         os << prefix << "   gemm " << gemmIndex++ << ": ";
         double element = narrow ? 2 : 4;
         double flops = 2.0 * g.m * g.n * g.k * batch;
@@ -188,6 +210,8 @@ struct ReportKernelsPass
            << (narrow ? " 16-bit" : " f32");
         if (batch != 1)
           os << ", batch " << batch;
+        if (repeats != 1)
+          os << " in " << repeats << " calls";
         if (gemm->hasC && call.getOperand(4) != call.getOperand(5))
           os << ", + residual";
         if (gemm->hasBias)

@@ -22,6 +22,15 @@
 // batch strides Q: 8*4*16 = 512 and 16; S: 4*8*8 = 256 and 64.
 // CHECK-DAG: llvm.mlir.global private constant @[[$SCORES:__tp_gemm_desc_[0-9]+]](dense<[0, 0, 1, 0, 8, 8, 16, 64, 64, 8, 8, 2, 4, 512, 16, 512, 16, 256, 64, 256, 64]> : tensor<21xi64>)
 // CHECK-DAG: llvm.mlir.global private constant @[[$F16:__tp_gemm_desc_[0-9]+]](dense<[2, 0, 0, 0, 16, 128, 512, 512, 128, 128, 128, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0]> : tensor<21xi64>)
+// Grouped-query attention, 3 query heads over each of 2 key/value heads
+// (@grouped): Q(b, i, h, g, d) K(b, j, h, d) -> S(b, h, g, i, j) on
+// [2, 8, 2, 3, 16]. The query heads of a group are no batch stride apart in
+// K: g is a batch loop of stride 0 in K (h and g the call's batch, 2 x 3;
+// strides Q 48, 16; K 16, 0; S 192, 64), and b a loop around the call.
+// CHECK-DAG: llvm.mlir.global private constant @[[$GQA_S:__tp_gemm_desc_[0-9]+]](dense<[0, 0, 1, 0, 8, 8, 16, 96, 32, 8, 8, 2, 3, 48, 16, 16, 0, 192, 64, 192, 64]> : tensor<21xi64>)
+// And P(b, h, g, i, j) V(b, j, h, e) -> O(b, i, h, g, e): M = 8, N = 16,
+// K = 8; strides P 192, 64; V 16, 0; O 48, 16.
+// CHECK-DAG: llvm.mlir.global private constant @[[$GQA_O:__tp_gemm_desc_[0-9]+]](dense<[0, 0, 0, 0, 8, 16, 8, 8, 32, 96, 96, 2, 3, 192, 64, 16, 0, 48, 16, 48, 16]> : tensor<21xi64>)
 // CHECK-NOT: llvm.mlir.global
 
 #a_t = affine_map<(m, n, k) -> (k, m)>
@@ -180,4 +189,45 @@ func.func @strided(%ctx: !llvm.ptr, %a: memref<16x512xf32, strided<[1024, 1]>>, 
   linalg.matmul ins(%h, %hb : memref<16x512xf16>, memref<512x128xf16>) outs(%hc : memref<16x128xf16>)
   return
 }
+
+// Each contraction of grouped-query attention: a loop over the batch (b)
+// around one call, whose operands start at b's offsets (Q 768, K 256, S 384
+// elements per step; then P 384, V 256, O 768).
+
+// CHECK-LABEL: func.func @grouped
+// CHECK-SAME: (%[[CTX:[^:]*]]: !llvm.ptr, %[[Q:[^:]*]]: memref<2x8x2x3x16xf32>
+// CHECK: scf.for %[[B:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-DAG: %[[OQ:.*]] = arith.muli %[[B]], %c768
+// CHECK-DAG: %[[OK:.*]] = arith.muli %[[B]], %c256
+// CHECK-DAG: %[[OS:.*]] = arith.muli %[[B]], %c384
+// CHECK: %[[DESC:.*]] = llvm.mlir.addressof @[[$GQA_S]]
+// CHECK: memref.extract_aligned_pointer_as_index %[[Q]]
+// CHECK: %[[EQ:.*]] = arith.index_cast %[[OQ]] : index to i64
+// CHECK: %[[PQ:.*]] = llvm.getelementptr %{{.*}}[%[[EQ]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+// CHECK: %[[EK:.*]] = arith.index_cast %[[OK]] : index to i64
+// CHECK: %[[PK:.*]] = llvm.getelementptr %{{.*}}[%[[EK]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+// CHECK: %[[ES:.*]] = arith.index_cast %[[OS]] : index to i64
+// CHECK: %[[PS:.*]] = llvm.getelementptr %{{.*}}[%[[ES]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+// CHECK: call @tprt_rt_gemm(%[[CTX]], %[[DESC]], %[[PQ]], %[[PK]], %[[PS]], %[[PS]], %{{.*}})
+// CHECK: }
+// CHECK: scf.for
+// CHECK: llvm.mlir.addressof @[[$GQA_O]]
+// CHECK: call @tprt_rt_gemm
+// CHECK: }
+// CHECK-NOT: linalg.generic
 // CHECK: func.func private @tprt_rt_gemm(!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr)
+func.func @grouped(%ctx: !llvm.ptr, %q: memref<2x8x2x3x16xf32>, %k: memref<2x8x2x16xf32>, %s: memref<2x2x3x8x8xf32>, %v: memref<2x8x2x16xf32>, %o: memref<2x8x2x3x16xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(b, h, g, i, j, d) -> (b, i, h, g, d)>, affine_map<(b, h, g, i, j, d) -> (b, j, h, d)>, affine_map<(b, h, g, i, j, d) -> (b, h, g, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : memref<2x8x2x3x16xf32>, memref<2x8x2x16xf32>) outs(%s : memref<2x2x3x8x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(b, h, g, i, e, j) -> (b, h, g, i, j)>, affine_map<(b, h, g, i, e, j) -> (b, j, h, e)>, affine_map<(b, h, g, i, e, j) -> (b, i, h, g, e)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%s, %v : memref<2x2x3x8x8xf32>, memref<2x8x2x16xf32>) outs(%o : memref<2x8x2x3x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  return
+}

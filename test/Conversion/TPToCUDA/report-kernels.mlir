@@ -18,6 +18,10 @@
 // CHECK: tp-report @step:   gemm 0: 10 x 10 x 10 16-bit, batch 6, 12000 flop, 3.6 kB: 0.00 us
 // CHECK: tp-report @step:   gemm 1: 10 x 10 x 10 f32, + residual, + bias, GELU, 2000 flop, 1.6 kB: 0.00 us
 // CHECK: tp-report @step: 3 kernels and 4 GEMM calls a run (with 2 x @layer): 82.00 us modelled (kernels 2.00 us, GEMMs 80.00 us)
+// A call in a loop (a grouped-query attention's batch beyond the call's
+// two batch loops) counts once per iteration: 4 calls of a batch of 6.
+// CHECK: tp-report @grouped:   gemm 0: 10 x 10 x 10 16-bit, batch 24 in 4 calls, 48000 flop, 14.4 kB: 0.00 us
+// CHECK: tp-report @grouped: 0 kernels and 4 GEMM calls a run
 // A grid known at run time only says so.
 // CHECK: tp-report @dynamic:   kernel 0: a run-time number of blocks x 64 threads, no cost recorded
 // MODEL: error: tp-report-kernels: cannot read the machine model
@@ -67,6 +71,19 @@ func.func @step(%ctx: !llvm.ptr, %p: !llvm.ptr, %q: !llvm.ptr) {
   %gelu = llvm.mlir.addressof @__tp_gemm_desc_2 : !llvm.ptr
   func.call @tprt_rt_gemm(%ctx, %gelu, %p, %p, %q, %p, %q)
       : (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> ()
+  return
+}
+
+func.func @grouped(%ctx: !llvm.ptr, %p: !llvm.ptr) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %null = llvm.mlir.zero : !llvm.ptr
+  %narrow = llvm.mlir.addressof @__tp_gemm_desc_1 : !llvm.ptr
+  scf.for %b = %c0 to %c4 step %c1 {
+    func.call @tprt_rt_gemm(%ctx, %narrow, %p, %p, %null, %p, %null)
+        : (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> ()
+  }
   return
 }
 

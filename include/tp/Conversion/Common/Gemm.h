@@ -31,15 +31,19 @@ namespace mlir::tp {
 
 /// An operand of a GEMM seen as a (batch of) row-major matrices, in
 /// elements: the leading dimension (row stride of the stored matrix),
-/// whether it is stored transposed, and one stride per batch loop.
+/// whether it is stored transposed, and one stride per batch loop (0 for a
+/// loop the operand does not vary along).
 struct GemmOperand {
   int64_t leadingDim = 0;
   bool transposed = false;
   SmallVector<int64_t, 2> batchStrides;
 };
 
-/// C += op(A) * op(B) for each of up to two batch loops: A is M x K (or
+/// C += op(A) * op(B) for each point of its batch loops: A is M x K (or
 /// K x M, transposed), B is K x N (or N x K), C is M x N (never transposed).
+/// A call takes the last two batch loops (tprt_gemm_desc); the leading ones,
+/// where there are more (grouped-query attention's batch, key/value head and
+/// query head in the group), are loops around the call.
 struct Gemm {
   int64_t m = 1, n = 1, k = 1;
   SmallVector<int64_t, 2> batchSizes;
@@ -49,8 +53,21 @@ struct Gemm {
   /// How many of C's trailing dimensions are its n loops (its columns).
   unsigned columnDims = 1;
 
-  int64_t batchSize(unsigned i) const {
-    return i < batchSizes.size() ? batchSizes[i] : 1;
+  /// How many leading batch loops are loops around the call.
+  unsigned loopBatches() const {
+    return batchSizes.size() > 2 ? batchSizes.size() - 2 : 0;
+  }
+  /// The size of the call's batch loop `i` (0 or 1); 1 where there is none.
+  int64_t callBatchSize(unsigned i) const {
+    unsigned at = loopBatches() + i;
+    return at < batchSizes.size() ? batchSizes[at] : 1;
+  }
+  /// How many calls the GEMM makes.
+  int64_t calls() const {
+    int64_t n = 1;
+    for (unsigned i = 0; i < loopBatches(); ++i)
+      n *= batchSizes[i];
+    return n;
   }
 };
 
@@ -58,7 +75,9 @@ struct Gemm {
 /// generic whose body multiplies and accumulates) on statically shaped
 /// memrefs of one float type, whose m, n and k loops are each adjacent and
 /// in the same order in the operands that hold them, one group innermost in
-/// each operand; nothing otherwise.
+/// each operand; where the m or n loops are not (grouped-query attention's
+/// query heads of a group), one of them may become a batch loop instead,
+/// with stride 0 in the operand that does not hold it. Nothing otherwise.
 std::optional<Gemm> matchGemm(linalg::LinalgOp op);
 
 /// What a GEMM's call does beside the product: D = act(op(A) op(B) + C +
@@ -77,6 +96,12 @@ struct GemmEpilogue {
   Value condition;
 };
 
+/// Where a call's operands start in their buffers, in elements (index
+/// values; null: at the start). C and D share `c`; the bias has none.
+struct GemmOffsets {
+  Value a, b, c;
+};
+
 /// What a GEMM becomes on one target.
 class GemmTarget {
 public:
@@ -90,9 +115,12 @@ public:
   /// Emits the GEMM `gemm` with `epilogue`. `a`, `b` and the epilogue's
   /// buffers have identity layouts (the driver makes strided inputs
   /// contiguous); `rankContext` is the function's rank context.
+  /// `offsets`, where set, are each operand's offset in elements (a call
+  /// in the loops around it over the leading batch loops).
   virtual void emitGemm(OpBuilder &builder, Location loc, Value rankContext,
                         const Gemm &gemm, Value a, Value b,
-                        const GemmEpilogue &epilogue) const = 0;
+                        const GemmEpilogue &epilogue,
+                        const GemmOffsets &offsets) const = 0;
 };
 
 /// Replaces every GEMM of `func` that `target` supports by its call (see
@@ -123,7 +151,8 @@ private:
 /// `descriptors`, a null pointer for a C or bias that is absent.
 void emitGemmCall(OpBuilder &b, Location loc, GemmDescriptors &descriptors,
                   Value rankContext, const tprt_gemm_desc &desc, Value a,
-                  Value bm, const GemmEpilogue &epilogue);
+                  Value bm, const GemmEpilogue &epilogue,
+                  const GemmOffsets &offsets = {});
 
 /// The descriptor of a tprt_rt_gemm call emitGemmCall made, and whether
 /// its C and bias are there; nothing for another call.
