@@ -17,6 +17,7 @@
 #include "tp/Conversion/Passes.h"
 
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -180,9 +181,11 @@ int64_t product(ArrayRef<int64_t> sizes) {
 }
 
 /// What a kernel of `ops` moves and computes, for tp-report-kernels: the
-/// bytes of every buffer its ops access (each once: a row kernel reads a
-/// row again from cache), and per iteration point of each op the scalar
-/// ops of its body. Set on the launch as `tp.cost = {bytes, flops, ops}`.
+/// bytes of every buffer its ops access, as operands or loaded in their
+/// bodies (a rotation's halves, read in place of the concatenation
+/// tp-fuse-concatenations took apart), each once (a row kernel reads a row
+/// again from cache), and per iteration point of each op the scalar ops of
+/// its body. Set on the launch as `tp.cost = {bytes, flops, ops}`.
 void setCost(gpu::LaunchOp launch, ArrayRef<linalg::LinalgOp> ops) {
   llvm::SetVector<Value> buffers;
   int64_t flops = 0;
@@ -190,6 +193,10 @@ void setCost(gpu::LaunchOp launch, ArrayRef<linalg::LinalgOp> ops) {
     for (Value operand : op->getOperands())
       if (isa<MemRefType>(operand.getType()))
         buffers.insert(operand);
+    visitUsedValuesDefinedAbove(op->getRegions(), [&](OpOperand *use) {
+      if (isa<MemRefType>(use->get().getType()))
+        buffers.insert(use->get());
+    });
     int64_t perPoint = 0;
     for (Operation &inner : op.getBlock()->without_terminator())
       if (!isa<arith::ConstantOp, linalg::IndexOp, arith::IndexCastOp>(inner))

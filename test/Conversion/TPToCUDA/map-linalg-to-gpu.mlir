@@ -435,6 +435,9 @@ func.func @unfused(%x: memref<64x64xf32>, %s: memref<64xf32>, %y: memref<64x64xf
 // CHECK-NOT: gpu.all_reduce
 // CHECK: memref.load %arg2
 // CHECK: gpu.terminator
+// The rotation's cost counts the buffer it loads (%y) beside the one it
+// writes: 2 x 16 kB.
+// CHECK-NEXT: } {tp.cost = {bytes = 32768 : i64
 // CHECK-NOT: gpu.launch
 func.func @captured(%x: memref<64x64xf32>, %s: memref<64xf32>, %y: memref<64x64xf32>, %z: memref<64x64xf32>) {
   linalg.generic {indexing_maps = [#x2, #r2], iterator_types = ["parallel", "reduction"]}
