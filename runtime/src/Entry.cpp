@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <new>
 
 using namespace tprt;
@@ -281,16 +282,28 @@ void gemmEntry(const tprt_gemm_desc &g, const float *a, int64_t lda,
   }
 }
 
+/// A dense f32 buffer of `count` elements, uninitialized (a narrow GEMM
+/// widens into it: zeroing it first would be one more pass).
+std::unique_ptr<float[]> floats(int64_t count) {
+  return std::unique_ptr<float[]>(new float[static_cast<size_t>(count)]);
+}
+
 /// The stored `rows` x `cols` matrix of narrow floats at `src` (row stride
 /// `ld`), densely in f32.
-std::vector<float> widen(bool half, const void *src, int64_t rows, int64_t cols,
-                         int64_t ld) {
-  std::vector<float> out(static_cast<size_t>(rows * cols));
+std::unique_ptr<float[]> widen(bool half, const void *src, int64_t rows,
+                               int64_t cols, int64_t ld) {
+  std::unique_ptr<float[]> out = floats(rows * cols);
   const uint16_t *p = static_cast<const uint16_t *>(src);
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t q = 0; q < cols; ++q)
-      out[r * cols + q] =
-          half ? halfToFloat(p[r * ld + q]) : bf16ToFloat(p[r * ld + q]);
+  for (int64_t r = 0; r < rows; ++r) {
+    const uint16_t *in = p + r * ld;
+    float *row = out.get() + r * cols;
+    if (half)
+      for (int64_t q = 0; q < cols; ++q)
+        row[q] = halfToFloat(in[q]);
+    else
+      for (int64_t q = 0; q < cols; ++q)
+        row[q] = bf16ToFloat(in[q]);
+  }
   return out;
 }
 
@@ -333,24 +346,32 @@ void tprt_rt_gemm(tprt_rank_context *ctx, const tprt_gemm_desc *desc,
       const uint16_t *pa = static_cast<const uint16_t *>(a) + offA;
       const uint16_t *pb = static_cast<const uint16_t *>(b) + offB;
       uint16_t *pd = static_cast<uint16_t *>(d) + offD;
-      std::vector<float> fa = g.trans_a ? widen(half, pa, g.k, g.m, g.lda)
+      std::unique_ptr<float[]> fa = g.trans_a
+                                        ? widen(half, pa, g.k, g.m, g.lda)
                                         : widen(half, pa, g.m, g.k, g.lda);
-      std::vector<float> fb = g.trans_b ? widen(half, pb, g.n, g.k, g.ldb)
+      std::unique_ptr<float[]> fb = g.trans_b
+                                        ? widen(half, pb, g.n, g.k, g.ldb)
                                         : widen(half, pb, g.k, g.n, g.ldb);
-      std::vector<float> fd(static_cast<size_t>(g.m * g.n));
-      if (c)
-        fd = widen(half, static_cast<const uint16_t *>(c) + offC, g.m, g.n,
-                   c == d ? g.ldd : g.ldc);
-      std::vector<float> fbias;
+      std::unique_ptr<float[]> fd =
+          c ? widen(half, static_cast<const uint16_t *>(c) + offC, g.m, g.n,
+                    c == d ? g.ldd : g.ldc)
+            : floats(g.m * g.n);
+      std::unique_ptr<float[]> fbias;
       if (bias)
         fbias = widen(half, bias, 1, g.n, g.n);
-      gemmEntry(g, fa.data(), g.trans_a ? g.m : g.k, fb.data(),
-                g.trans_b ? g.k : g.n, c ? fd.data() : nullptr, g.n, fd.data(),
-                g.n, bias ? fbias.data() : nullptr);
-      for (int64_t r = 0; r < g.m; ++r)
-        for (int64_t q = 0; q < g.n; ++q)
-          pd[r * g.ldd + q] = half ? floatToHalf(fd[r * g.n + q])
-                                   : floatToBf16(fd[r * g.n + q]);
+      gemmEntry(g, fa.get(), g.trans_a ? g.m : g.k, fb.get(),
+                g.trans_b ? g.k : g.n, c ? fd.get() : nullptr, g.n, fd.get(),
+                g.n, fbias.get());
+      for (int64_t r = 0; r < g.m; ++r) {
+        const float *in = fd.get() + r * g.n;
+        uint16_t *row = pd + r * g.ldd;
+        if (half)
+          for (int64_t q = 0; q < g.n; ++q)
+            row[q] = floatToHalf(in[q]);
+        else
+          for (int64_t q = 0; q < g.n; ++q)
+            row[q] = floatToBf16(in[q]);
+      }
     }
   recordGemm(ctx, start, g.batch0 * g.batch1 * g.m * g.n * g.k);
 }

@@ -98,11 +98,26 @@ std::vector<int64_t> groupMembers(const tprt_mesh &mesh, const tprt_axes &axes,
 /// one of the sources.
 void reduceInto(tprt_dtype dtype, tprt_reduction reduction, void *dst,
                 const void *const *srcs, int64_t numSrcs, int64_t count);
-/// f16 / bf16 <-> f32, round to nearest even.
+/// f16 / bf16 <-> f32, round to nearest even. The bf16 ones are inline and
+/// branch-free, so that loops over arrays of them vectorize (the narrow
+/// GEMMs widen their operands on every call).
 float halfToFloat(uint16_t h);
 uint16_t floatToHalf(float f);
-float bf16ToFloat(uint16_t h);
-uint16_t floatToBf16(float f);
+inline float bf16ToFloat(uint16_t h) {
+  uint32_t bits = static_cast<uint32_t>(h) << 16;
+  float f;
+  std::memcpy(&f, &bits, sizeof(f));
+  return f;
+}
+inline uint16_t floatToBf16(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof(bits));
+  uint32_t rounded = (bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16;
+  // A NaN stays a (quiet) NaN: rounding could carry it into infinity.
+  uint32_t quiet = (bits >> 16) | 0x40u;
+  return static_cast<uint16_t>((bits & 0x7fffffffu) > 0x7f800000u ? quiet
+                                                                  : rounded);
+}
 
 /// A GEMM descriptor's fields in range (tprt_rt_gemm): dtype, epilogue,
 /// transposes, sizes, leading dimensions; a status naming the bad one.

@@ -115,22 +115,6 @@ uint16_t tprt::floatToHalf(float f) {
   return static_cast<uint16_t>(half);
 }
 
-float tprt::bf16ToFloat(uint16_t h) {
-  uint32_t bits = static_cast<uint32_t>(h) << 16;
-  float f;
-  std::memcpy(&f, &bits, sizeof(f));
-  return f;
-}
-
-uint16_t tprt::floatToBf16(float f) {
-  uint32_t bits;
-  std::memcpy(&bits, &f, sizeof(bits));
-  if ((bits & 0x7fffffffu) > 0x7f800000u) // nan stays nan
-    return static_cast<uint16_t>((bits >> 16) | 0x40u);
-  uint32_t rounding = 0x7fffu + ((bits >> 16) & 1u);
-  return static_cast<uint16_t>((bits + rounding) >> 16);
-}
-
 namespace {
 
 template <typename T> T combine(tprt_reduction reduction, T a, T b) {

@@ -8,6 +8,7 @@
 
 #include "gtest/gtest.h"
 
+#include <cstring>
 #include <string>
 
 namespace {
@@ -50,6 +51,22 @@ TEST(TypesTest, HalfAndBfloat16Conversions) {
   EXPECT_EQ(tprt_f32_to_f16(1.0f + 1.0f / 2048), 0x3c00);
   EXPECT_EQ(tprt_f16_to_f32(0x0001), 1.0f / (1 << 24)); // smallest subnormal
   EXPECT_EQ(tprt_f32_to_f16(1e6f), 0x7c00);             // overflow: infinity
+  // bf16 (branch-free, inline in the runtime): ties to even in both
+  // directions, a NaN stays a quiet NaN (rounding would carry the all-ones
+  // mantissa of 0x7fffffff into the sign), the largest finite value past
+  // its halfway point rounds to infinity.
+  EXPECT_EQ(tprt_f32_to_bf16(1.0f + 1.0f / 256), 0x3f80); // tie, to even
+  EXPECT_EQ(tprt_f32_to_bf16(1.0f + 3.0f / 256), 0x3f82); // tie, up to even
+  EXPECT_EQ(tprt_f32_to_bf16(1.0f + 3.0f / 512), 0x3f81); // above half
+  float nan;
+  uint32_t nanBits = 0x7fffffffu;
+  std::memcpy(&nan, &nanBits, sizeof(nan));
+  EXPECT_EQ(tprt_f32_to_bf16(nan), 0x7fff);
+  nanBits = 0xff800001u; // a signalling NaN, negative
+  std::memcpy(&nan, &nanBits, sizeof(nan));
+  EXPECT_EQ(tprt_f32_to_bf16(nan), 0xffc0);
+  EXPECT_EQ(tprt_f32_to_bf16(3.4e38f), 0x7f80);
+  EXPECT_EQ(tprt_bf16_to_f32(0xbf80), -1.0f);
 }
 
 TEST(MeshTest, ChecksItsShape) {
