@@ -425,18 +425,19 @@ def WidenReductionsPass : Pass<"tp-widen-reductions", "::mlir::ModuleOp"> {
     f32 and round the result once, and so does every lowering here after
     this pass, the reference that `tp-run --verify` compares with included.
 
-    Each `linalg.generic` on statically shaped tensors with one input, one
-    f16 or bf16 output and a reduction loop, whose body is `addf(f(input), out)` or
-    `mulf(f(input), out)` (`out` used by that op alone), becomes the same
-    reduction into an f32 tensor: its initial value widened (a fill's
-    constant, or an elementwise `extf`), `f(input)` computed as before and
-    widened, then combined in f32. A `linalg.generic` reading the result
+    Each `linalg.generic` on statically shaped tensors with one f16 or bf16
+    output and a reduction loop, whose body is `addf(f(inputs), out)` or
+    `mulf(f(inputs), out)` (`out` used by that op alone; one input, or
+    several: a layernorm's variance from the activations and their mean),
+    becomes the same reduction into an f32 tensor: its initial value
+    widened (a fill's constant, or an elementwise `extf`), `f(inputs)`
+    computed as before and widened, then combined in f32. A `linalg.generic` reading the result
     reads the f32 tensor and rounds it (`truncf`) where it reads it, so
     that it still fuses (a normalization's row kernel, a softmax's
-    division); any other user reads a rounded copy. Contractions (two
-    inputs: the GEMMs and attention products, which cuBLAS and the
-    attention kernel already accumulate in f32) and max or min reductions
-    (exact in any type) are left as they are.
+    division); any other user reads a rounded copy. Contractions (the
+    GEMMs and attention products, which the GEMM calls and the attention
+    kernel already accumulate in f32) and max or min reductions (exact in
+    any type) are left as they are.
 
     Example:
 

@@ -32,12 +32,17 @@ namespace {
 
 bool isNarrowFloat(Type type) { return type.isF16() || type.isBF16(); }
 
-/// The combining op of a one-input reduction on statically shaped tensors
-/// whose body is `add(f(input), out)` or `mul(f(input), out)` in f16 or
-/// bf16, `out` used by it alone.
+/// The combining op of a reduction on statically shaped tensors whose body
+/// is `add(f(inputs), out)` or `mul(f(inputs), out)` in f16 or bf16, `out`
+/// used by it alone: a sum of one input's terms, or of terms made from
+/// several (a layernorm's variance, from the activations and their mean).
 Operation *narrowSum(linalg::GenericOp op) {
-  if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 1 ||
+  if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() == 0 ||
       op.getNumDpsInits() != 1 || op.getNumReductionLoops() == 0)
+    return nullptr;
+  // Contractions (the GEMMs and attention's products) are the GEMM calls'
+  // and the attention kernel's, which accumulate in f32 already.
+  if (linalg::isaContractionOpInterface(op))
     return nullptr;
   auto type = cast<RankedTensorType>(op.getResult(0).getType());
   if (!isNarrowFloat(type.getElementType()) || !type.hasStaticShape())
@@ -119,7 +124,8 @@ void widen(RewriterBase &rewriter, linalg::GenericOp op, Operation *combine) {
       ValueRange{init}, op.getIndexingMapsArray(), op.getIteratorTypesArray(),
       [&](OpBuilder &b, Location loc, ValueRange args) {
         IRMapping mapping;
-        mapping.map(oldBody->getArgument(0), args[0]);
+        for (unsigned i = 0, e = op.getNumDpsInputs(); i < e; ++i)
+          mapping.map(oldBody->getArgument(i), args[i]);
         for (Operation &inner : oldBody->without_terminator()) {
           if (&inner == combine)
             break;
@@ -128,7 +134,7 @@ void widen(RewriterBase &rewriter, linalg::GenericOp op, Operation *combine) {
         Value term = arith::ExtFOp::create(
             b, loc, f32,
             mapping.lookupOrDefault(combine->getOperand(fromInput)));
-        SmallVector<Value> operands = {term, args[1]};
+        SmallVector<Value> operands = {term, args.back()};
         if (fromInput == 1)
           std::swap(operands[0], operands[1]);
         OperationState state(loc, combine->getName(), operands, TypeRange{f32},

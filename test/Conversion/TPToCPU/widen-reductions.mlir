@@ -105,3 +105,32 @@ func.func @dynamic(%x: tensor<?x64xbf16>, %init: tensor<?xbf16>) -> tensor<?xbf1
   } -> tensor<?xbf16>
   return %s : tensor<?xbf16>
 }
+
+// A layernorm's variance, a sum of terms made from two inputs (the
+// activations and their row mean): it accumulates in f32 too, each input
+// read as before, the term widened.
+// CHECK-LABEL: func.func @variance
+// CHECK-SAME: (%[[X:.*]]: tensor<8x64xbf16>, %[[M:.*]]: tensor<8xbf16>)
+// CHECK: %[[ZERO:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<8xf32>)
+// CHECK: %[[VAR:.*]] = linalg.generic {{.*}} ins(%[[X]], %[[M]] : tensor<8x64xbf16>, tensor<8xbf16>) outs(%[[ZERO]] : tensor<8xf32>)
+// CHECK: ^bb0(%[[V:.*]]: bf16, %[[MEAN:.*]]: bf16, %[[ACC:.*]]: f32):
+// CHECK:   %[[D:.*]] = arith.subf %[[V]], %[[MEAN]] : bf16
+// CHECK:   %[[SQ:.*]] = arith.mulf %[[D]], %[[D]] : bf16
+// CHECK:   %[[W:.*]] = arith.extf %[[SQ]] : bf16 to f32
+// CHECK:   %[[R:.*]] = arith.addf %[[W]], %[[ACC]] : f32
+// CHECK:   linalg.yield %[[R]] : f32
+// CHECK: arith.truncf %{{.*}} : f32 to bf16
+func.func @variance(%x: tensor<8x64xbf16>, %m: tensor<8xbf16>) -> tensor<8xbf16> {
+  %zero = arith.constant 0.0 : bf16
+  %e = tensor.empty() : tensor<8xbf16>
+  %z = linalg.fill ins(%zero : bf16) outs(%e : tensor<8xbf16>) -> tensor<8xbf16>
+  %var = linalg.generic {indexing_maps = [#se, #s, #s], iterator_types = ["parallel", "reduction"]}
+      ins(%x, %m : tensor<8x64xbf16>, tensor<8xbf16>) outs(%z : tensor<8xbf16>) {
+  ^bb0(%v: bf16, %mean: bf16, %acc: bf16):
+    %d = arith.subf %v, %mean : bf16
+    %sq = arith.mulf %d, %d : bf16
+    %r = arith.addf %sq, %acc : bf16
+    linalg.yield %r : bf16
+  } -> tensor<8xbf16>
+  return %var : tensor<8xbf16>
+}
