@@ -13,8 +13,10 @@
 #include <cblas.h>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <string>
 #include <thread>
+#include <vector>
 
 #ifdef TPRT_HAS_ONEDNN
 #include <oneapi/dnnl/dnnl.h>
@@ -144,6 +146,155 @@ void tprt::cpuSgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
   }
 #endif
   openblasSgemm(transA, transB, m, n, k, a, lda, b, ldb, beta, c, ldc);
+}
+
+#ifdef TPRT_HAS_ONEDNN
+namespace {
+
+/// A matmul primitive of one shape, with its memory objects (their data
+/// handles set per call); `prim` null where oneDNN cannot run the shape here.
+struct NarrowMatmul {
+  dnnl_primitive_t prim = nullptr;
+  dnnl_memory_t a = nullptr, b = nullptr, d = nullptr, bias = nullptr;
+};
+
+/// A rank thread's oneDNN engine, stream and primitives (made on first use,
+/// destroyed with the thread).
+struct OneDnnThread {
+  dnnl_engine_t engine = nullptr;
+  dnnl_stream_t stream = nullptr;
+  bool broken = false;
+  std::map<std::vector<int64_t>, NarrowMatmul> matmuls;
+
+  ~OneDnnThread() {
+    for (auto &[key, mm] : matmuls) {
+      for (dnnl_memory_t mem : {mm.a, mm.b, mm.d, mm.bias})
+        if (mem)
+          dnnl_memory_destroy(mem);
+      if (mm.prim)
+        dnnl_primitive_destroy(mm.prim);
+    }
+    if (stream)
+      dnnl_stream_destroy(stream);
+    if (engine)
+      dnnl_engine_destroy(engine);
+  }
+
+  bool start() {
+    if (engine || broken)
+      return !broken;
+    broken = dnnl_engine_create(&engine, dnnl_cpu, 0) != dnnl_success ||
+             dnnl_stream_create(&stream, engine, dnnl_stream_default_flags) !=
+                 dnnl_success;
+    return !broken;
+  }
+
+  /// The primitive for `key`'s shape, made the first time.
+  const NarrowMatmul &matmul(const std::vector<int64_t> &key) {
+    auto [it, fresh] = matmuls.try_emplace(key);
+    if (!fresh)
+      return it->second;
+    NarrowMatmul &mm = it->second;
+    bool half = key[0], transA = key[1], transB = key[2];
+    int64_t m = key[3], n = key[4], k = key[5], lda = key[6], ldb = key[7],
+            ldd = key[8];
+    bool accumulate = key[9], withBias = key[10], gelu = key[11];
+    dnnl_data_type_t type = half ? dnnl_f16 : dnnl_bf16;
+    dnnl_memory_desc_t aDesc, bDesc, dDesc, biasDesc;
+    dnnl_dims_t aDims = {m, k}, aStrides = {transA ? 1 : lda, transA ? lda : 1};
+    dnnl_dims_t bDims = {k, n}, bStrides = {transB ? 1 : ldb, transB ? ldb : 1};
+    dnnl_dims_t dDims = {m, n}, dStrides = {ldd, 1};
+    dnnl_dims_t biasDims = {1, n}, biasStrides = {n, 1};
+    if (dnnl_memory_desc_init_by_strides(&aDesc, 2, aDims, type, aStrides) ||
+        dnnl_memory_desc_init_by_strides(&bDesc, 2, bDims, type, bStrides) ||
+        dnnl_memory_desc_init_by_strides(&dDesc, 2, dDims, type, dStrides) ||
+        dnnl_memory_desc_init_by_strides(&biasDesc, 2, biasDims, type,
+                                         biasStrides))
+      return mm;
+    dnnl_matmul_desc_t desc;
+    if (dnnl_matmul_desc_init(&desc, &aDesc, &bDesc,
+                              withBias ? &biasDesc : nullptr, &dDesc))
+      return mm;
+    // D's old value, then GELU: act(A B + bias + D), as tprt_rt_gemm says.
+    dnnl_primitive_attr_t attr = nullptr;
+    dnnl_post_ops_t ops = nullptr;
+    bool made =
+        dnnl_primitive_attr_create(&attr) == dnnl_success &&
+        dnnl_post_ops_create(&ops) == dnnl_success &&
+        (!accumulate || dnnl_post_ops_append_sum(ops, 1.0f) == dnnl_success) &&
+        (!gelu ||
+         dnnl_post_ops_append_eltwise(ops, 1.0f, dnnl_eltwise_gelu_tanh, 0.0f,
+                                      0.0f) == dnnl_success) &&
+        dnnl_primitive_attr_set_post_ops(attr, ops) == dnnl_success;
+    dnnl_primitive_desc_t pd = nullptr;
+    // Unimplemented here (no AVX-512: oneDNN has no bf16 kernels for it):
+    // no primitive, and the caller widens.
+    if (made && dnnl_primitive_desc_create(&pd, &desc, attr, engine, nullptr) ==
+                    dnnl_success) {
+      if (dnnl_primitive_create(&mm.prim, pd) != dnnl_success)
+        mm.prim = nullptr;
+      dnnl_primitive_desc_destroy(pd);
+    }
+    if (ops)
+      dnnl_post_ops_destroy(ops);
+    if (attr)
+      dnnl_primitive_attr_destroy(attr);
+    if (mm.prim &&
+        (dnnl_memory_create(&mm.a, &aDesc, engine, DNNL_MEMORY_NONE) ||
+         dnnl_memory_create(&mm.b, &bDesc, engine, DNNL_MEMORY_NONE) ||
+         dnnl_memory_create(&mm.d, &dDesc, engine, DNNL_MEMORY_NONE) ||
+         (withBias &&
+          dnnl_memory_create(&mm.bias, &biasDesc, engine, DNNL_MEMORY_NONE)))) {
+      dnnl_primitive_destroy(mm.prim);
+      mm.prim = nullptr;
+    }
+    return mm;
+  }
+};
+
+} // namespace
+#endif
+
+bool tprt::cpuNarrowGemm(bool half, bool transA, bool transB, int64_t m,
+                         int64_t n, int64_t k, const void *a, int64_t lda,
+                         const void *b, int64_t ldb, bool accumulate,
+                         const void *bias, bool gelu, void *d, int64_t ldd) {
+#ifdef TPRT_HAS_ONEDNN
+  if (cpuGemmLibrary() != CpuGemmLibrary::OneDNN || m == 0 || n == 0 || k == 0)
+    return false;
+  thread_local OneDnnThread onednn;
+  if (!onednn.start())
+    return false;
+  thread_local int threadsHere = 0;
+  int threads = gemmThreads.load(std::memory_order_relaxed);
+  if (threads > 0 && threads != threadsHere) {
+    omp_set_num_threads(threads);
+    threadsHere = threads;
+  }
+  const NarrowMatmul &mm =
+      onednn.matmul({half, transA, transB, m, n, k, lda, ldb, ldd, accumulate,
+                     bias != nullptr, gelu});
+  if (!mm.prim)
+    return false;
+  dnnl_memory_set_data_handle(mm.a, const_cast<void *>(a));
+  dnnl_memory_set_data_handle(mm.b, const_cast<void *>(b));
+  dnnl_memory_set_data_handle(mm.d, d);
+  std::vector<dnnl_exec_arg_t> args = {
+      {DNNL_ARG_SRC, mm.a}, {DNNL_ARG_WEIGHTS, mm.b}, {DNNL_ARG_DST, mm.d}};
+  if (bias) {
+    dnnl_memory_set_data_handle(mm.bias, const_cast<void *>(bias));
+    args.push_back({DNNL_ARG_BIAS, mm.bias});
+  }
+  return dnnl_primitive_execute(mm.prim, onednn.stream,
+                                static_cast<int>(args.size()),
+                                args.data()) == dnnl_success &&
+         dnnl_stream_wait(onednn.stream) == dnnl_success;
+#else
+  (void)half, (void)transA, (void)transB, (void)m, (void)n, (void)k, (void)a,
+      (void)lda, (void)b, (void)ldb, (void)accumulate, (void)bias, (void)gelu,
+      (void)d, (void)ldd;
+  return false;
+#endif
 }
 
 extern "C" {

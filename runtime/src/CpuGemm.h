@@ -54,6 +54,17 @@ void cpuSgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
               const float *a, int64_t lda, const float *b, int64_t ldb,
               float beta, float *c, int64_t ldc);
 
+/// D = act(op(A) op(B) (+ D) (+ bias)) on one matrix of f16 (`half`) or
+/// bf16, accumulated in f32 and rounded once, through oneDNN's matmul
+/// primitive (bf16 dot products where the CPU has them: AVX512_BF16, AMX),
+/// made once per shape on the calling thread and kept. False, having done
+/// nothing, where oneDNN is absent, not chosen, or cannot run it on this
+/// CPU: the caller widens to f32 instead.
+bool cpuNarrowGemm(bool half, bool transA, bool transB, int64_t m, int64_t n,
+                   int64_t k, const void *a, int64_t lda, const void *b,
+                   int64_t ldb, bool accumulate, const void *bias, bool gelu,
+                   void *d, int64_t ldd);
+
 } // namespace tprt
 
 #endif // TPRT_CPUGEMM_H

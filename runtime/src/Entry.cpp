@@ -341,11 +341,22 @@ void tprt_rt_gemm(tprt_rank_context *ctx, const tprt_gemm_desc *desc,
                   static_cast<const float *>(bias));
         continue;
       }
-      // f16 / bf16: widened, computed in f32, D rounded back once.
+      // f16 / bf16: oneDNN's matmul where it runs them (accumulating in
+      // f32, rounding D once), D starting as C where C is apart from it.
       bool half = g.dtype == TPRT_F16;
       const uint16_t *pa = static_cast<const uint16_t *>(a) + offA;
       const uint16_t *pb = static_cast<const uint16_t *>(b) + offB;
       uint16_t *pd = static_cast<uint16_t *>(d) + offD;
+      if (c && c != d)
+        for (int64_t r = 0; r < g.m; ++r)
+          copyBytes(pd + r * g.ldd,
+                    static_cast<const uint16_t *>(c) + offC + r * g.ldc,
+                    static_cast<size_t>(g.n) * sizeof(uint16_t));
+      if (cpuNarrowGemm(half, g.trans_a, g.trans_b, g.m, g.n, g.k, pa, g.lda,
+                        pb, g.ldb, c != nullptr, bias,
+                        g.epilogue & TPRT_EPILOGUE_GELU, pd, g.ldd))
+        continue;
+      // Elsewhere widened, computed in f32, D rounded back once.
       std::unique_ptr<float[]> fa = g.trans_a
                                         ? widen(half, pa, g.k, g.m, g.lda)
                                         : widen(half, pa, g.m, g.k, g.lda);
