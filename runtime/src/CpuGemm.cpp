@@ -62,6 +62,20 @@ const Choice &choice() {
   return made;
 }
 
+#ifdef TPRT_HAS_ONEDNN
+/// Gives the calling thread's OpenMP team, which oneDNN runs on, the
+/// session's thread count: OpenMP's count is each thread's own setting, so
+/// each rank thread sets it when the count changes.
+void followGemmThreads() {
+  thread_local int threadsHere = 0;
+  int threads = gemmThreads.load(std::memory_order_relaxed);
+  if (threads > 0 && threads != threadsHere) {
+    omp_set_num_threads(threads);
+    threadsHere = threads;
+  }
+}
+#endif
+
 void openblasSgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
                    const float *a, int64_t lda, const float *b, int64_t ldb,
                    float beta, float *c, int64_t ldc) {
@@ -132,14 +146,7 @@ void tprt::cpuSgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
   }
 #ifdef TPRT_HAS_ONEDNN
   if (cpuGemmLibrary() == CpuGemmLibrary::OneDNN) {
-    // OpenMP's thread count is the calling thread's own setting: each rank
-    // thread sets it when the session's count changes.
-    thread_local int threadsHere = 0;
-    int threads = gemmThreads.load(std::memory_order_relaxed);
-    if (threads > 0 && threads != threadsHere) {
-      omp_set_num_threads(threads);
-      threadsHere = threads;
-    }
+    followGemmThreads();
     if (dnnl_sgemm(transA ? 'T' : 'N', transB ? 'T' : 'N', m, n, k, 1.0f, a,
                    lda, b, ldb, beta, c, ldc) == dnnl_success)
       return;
@@ -227,8 +234,8 @@ struct OneDnnThread {
                                       0.0f) == dnnl_success) &&
         dnnl_primitive_attr_set_post_ops(attr, ops) == dnnl_success;
     dnnl_primitive_desc_t pd = nullptr;
-    // Unimplemented here (no AVX-512: oneDNN has no bf16 kernels for it):
-    // no primitive, and the caller widens.
+    // Where oneDNN declines the shape (no bf16 kernels without AVX-512, no
+    // f16 ones without AVX512-FP16), no primitive: the caller widens to f32.
     if (made && dnnl_primitive_desc_create(&pd, &desc, attr, engine, nullptr) ==
                     dnnl_success) {
       if (dnnl_primitive_create(&mm.prim, pd) != dnnl_success)
@@ -265,12 +272,7 @@ bool tprt::cpuNarrowGemm(bool half, bool transA, bool transB, int64_t m,
   thread_local OneDnnThread onednn;
   if (!onednn.start())
     return false;
-  thread_local int threadsHere = 0;
-  int threads = gemmThreads.load(std::memory_order_relaxed);
-  if (threads > 0 && threads != threadsHere) {
-    omp_set_num_threads(threads);
-    threadsHere = threads;
-  }
+  followGemmThreads();
   const NarrowMatmul &mm =
       onednn.matmul({half, transA, transB, m, n, k, lda, ldb, ldd, accumulate,
                      bias != nullptr, gelu});
