@@ -1224,6 +1224,12 @@ def EmulateGPULaunchesPass
     - a shuffle keeps each thread's operand, and the phases after it read
       the partner lane's (`xor`, `up`, `down`, `idx` within the warp of 32
       and the width; out of range, the thread's own, with `valid` false);
+    - an `nvgpu.mma.sync` (m16n8k16, f16 or bf16 operands, f32
+      accumulator) gathers each lane's A, B and C fragments into its
+      warp's matrices as the PTX ISA lays them out (lane = 4 * group +
+      t; A's element (g + 8 (r mod 2), 2t + e + 8 (r div 2)) in register r,
+      element e; B's (2t + e + 8r, g); C's and D's (g + 8r, 2t + e)), then
+      a second loop gives each lane its D fragment, C + A * B summed in f32;
     - an `scf.for` whose body holds a meeting point (at any depth of such
       loops) runs once per block, each iteration running its body's phases;
       its bounds must be the block's, and the values it carries are kept
@@ -1264,7 +1270,7 @@ def EmulateGPULaunchesPass
   }];
   let dependentDialects = [
     "::mlir::scf::SCFDialect", "::mlir::memref::MemRefDialect",
-    "::mlir::arith::ArithDialect"
+    "::mlir::arith::ArithDialect", "::mlir::vector::VectorDialect"
   ];
 }
 

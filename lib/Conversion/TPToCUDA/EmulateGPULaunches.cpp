@@ -14,6 +14,8 @@
 #include "tp/Conversion/Passes.h"
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/ScopeExit.h"
@@ -67,7 +69,24 @@ Value combine(OpBuilder &b, Location loc, gpu::AllReduceOperation kind,
 /// Whether `op` ends a phase: every thread of the block must reach it before
 /// any goes on.
 bool isBoundary(Operation *op) {
-  return isa<gpu::AllReduceOp, gpu::BarrierOp, gpu::ShuffleOp>(op);
+  return isa<gpu::AllReduceOp, gpu::BarrierOp, gpu::ShuffleOp,
+             nvgpu::MmaSyncOp>(op);
+}
+
+/// Whether the emulation takes `mma`: the m16n8k16 shape on f16 or bf16
+/// operands accumulating in f32 (the attention kernel's).
+bool isEmulatedMma(nvgpu::MmaSyncOp mma) {
+  auto a = cast<VectorType>(mma.getMatrixA().getType());
+  auto b = cast<VectorType>(mma.getMatrixB().getType());
+  auto c = cast<VectorType>(mma.getMatrixC().getType());
+  std::array<int64_t, 3> shape = mma.getMmaShapeAsArray();
+  Type in = a.getElementType();
+  return shape == std::array<int64_t, 3>{16, 8, 16} &&
+         (in.isF16() || in.isBF16()) && b.getElementType() == in &&
+         c.getElementType().isF32() &&
+         a.getShape() == ArrayRef<int64_t>{4, 2} &&
+         b.getShape() == ArrayRef<int64_t>{2, 2} &&
+         c.getShape() == ArrayRef<int64_t>{2, 2};
 }
 
 /// Runs one gpu.launch as loops (see the pass description). A body whose
@@ -163,6 +182,13 @@ private:
           return WalkResult::interrupt();
         }
         return WalkResult::advance();
+      }
+      if (auto mma = dyn_cast<nvgpu::MmaSyncOp>(op);
+          mma && !isEmulatedMma(mma)) {
+        op->emitError("cannot emulate this nvgpu.mma.sync on the CPU: the "
+                      "emulation takes the m16n8k16 shape on f16 or bf16 "
+                      "operands with an f32 accumulator");
+        return WalkResult::interrupt();
       }
       if (auto r = dyn_cast<gpu::AllReduceOp>(op); r && !r.getOp()) {
         op->emitError("cannot emulate on the CPU: a gpu.all_reduce must have "
@@ -327,11 +353,15 @@ private:
   }
 
   /// Whether a user of a value defined by `op` of `blk` lies outside
-  /// `segment` (a later phase, a phased loop, a terminator).
+  /// `segment` (a later phase, a phased loop, a terminator), other than an
+  /// mma.sync ending it (which gathers its fragments in the phase itself).
   static bool usedOutside(Value value, Block &blk,
-                          const llvm::SmallPtrSetImpl<Operation *> &segment) {
+                          const llvm::SmallPtrSetImpl<Operation *> &segment,
+                          Operation *boundary) {
     return llvm::any_of(value.getUsers(), [&](Operation *user) {
       Operation *top = blk.findAncestorOpInBlock(*user);
+      if (top && top == boundary && isa<nvgpu::MmaSyncOp>(boundary))
+        return false;
       return !top || !segment.contains(top);
     });
   }
@@ -377,7 +407,7 @@ private:
       perThread.push_back(&op);
       for (Value result : op.getResults()) {
         perThreadValues.insert(result);
-        if (!usedOutside(result, blk, segment))
+        if (!usedOutside(result, blk, segment, boundary))
           continue;
         if (!slotFor(result, &op))
           return failure();
@@ -389,6 +419,7 @@ private:
 
     auto reduce = dyn_cast_or_null<gpu::AllReduceOp>(boundary);
     auto shuffle = dyn_cast_or_null<gpu::ShuffleOp>(boundary);
+    auto mma = dyn_cast_or_null<nvgpu::MmaSyncOp>(boundary);
     Value acc, first;
     if (reduce) {
       Type type = reduce.getType();
@@ -406,7 +437,8 @@ private:
       if (!(operandSlot = slotFor(operand, shuffle)))
         return failure();
     }
-    if (perThread.empty() && !reduce && !operandUniform && crossing.empty())
+    if (perThread.empty() && !reduce && !operandUniform && !mma &&
+        crossing.empty())
       return success();
     threads([&] {
       for (Operation *op : perThread)
@@ -417,6 +449,8 @@ private:
       if (operandUniform)
         memref::StoreOp::create(b, loc, mapping.lookupOrDefault(operand),
                                 operandSlot, linearThread);
+      if (mma)
+        scatterFragments(mma);
       if (!reduce)
         return;
       Type type = reduce.getType();
@@ -438,6 +472,8 @@ private:
     });
     if (reduce)
       mapping.map(reduce.getResult(), memref::LoadOp::create(b, loc, acc));
+    if (mma)
+      multiplyFragments(mma);
     if (shuffle) {
       // Its results are per thread, made afresh in each later loop over the
       // threads from the operand's slot.
@@ -446,6 +482,141 @@ private:
       shuffles.emplace_back(shuffle.getShuffleResult(), shuffle);
     }
     return success();
+  }
+
+  /// The (row, column) of element `e` of register `r` of a lane's fragment
+  /// (its group `g` = lane / 4, and `t` = lane % 4) of mma.sync m16n8k16's
+  /// A (16 x 16, row-major), B (16 x 8, k x n) or C (16 x 8), as the PTX ISA
+  /// lays them out.
+  enum class Fragment { A, B, C };
+  static std::pair<int64_t, int64_t> fragmentCoord(Fragment f, int64_t r,
+                                                   int64_t e) {
+    // Relative to (g, 2t) for A and C, (2t, g) for B.
+    switch (f) {
+    case Fragment::A:
+      return {8 * (r % 2), e + 8 * (r / 2)};
+    case Fragment::B:
+      return {e + 8 * r, 0};
+    case Fragment::C:
+      return {8 * r, e};
+    }
+    llvm_unreachable("three fragments");
+  }
+
+  /// The block's per-warp matrices an mma.sync's fragments are gathered in
+  /// (f32: A 16 x 16, B 16 x 8, C 16 x 8), made on first use.
+  Value warpMatrix(Fragment f) {
+    Value &m = matrices[static_cast<int>(f)];
+    if (m)
+      return m;
+    OpBuilder::InsertionGuard guard(b);
+    if (lastAlloca)
+      b.setInsertionPointAfter(lastAlloca);
+    else
+      b.setInsertionPointToStart(blockBody);
+    Value c31 = arith::ConstantIndexOp::create(b, loc, 31);
+    Value warps = arith::DivUIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, threadCount, c31),
+        arith::ConstantIndexOp::create(b, loc, 32));
+    int64_t cols = f == Fragment::A ? 16 : 8;
+    auto buffer = memref::AllocaOp::create(
+        b, loc,
+        MemRefType::get({ShapedType::kDynamic, 16, cols}, b.getF32Type()),
+        ValueRange{warps});
+    lastAlloca = buffer;
+    m = buffer;
+    return m;
+  }
+
+  /// In a loop over the threads: the thread's fragments of `mma`'s A, B and
+  /// C (widened to f32), written into its warp's matrices.
+  void scatterFragments(nvgpu::MmaSyncOp mma) {
+    Value c4 = arith::ConstantIndexOp::create(b, loc, 4);
+    Value c32 = arith::ConstantIndexOp::create(b, loc, 32);
+    Value lane = arith::RemUIOp::create(b, loc, linearThread, c32);
+    Value warp = arith::DivUIOp::create(b, loc, linearThread, c32);
+    Value g = arith::DivUIOp::create(b, loc, lane, c4);
+    Value t2 =
+        arith::MulIOp::create(b, loc, arith::RemUIOp::create(b, loc, lane, c4),
+                              arith::ConstantIndexOp::create(b, loc, 2));
+    for (auto [f, value] : {std::pair{Fragment::A, mma.getMatrixA()},
+                            std::pair{Fragment::B, mma.getMatrixB()},
+                            std::pair{Fragment::C, mma.getMatrixC()}}) {
+      Value fragment = mapping.lookupOrDefault(value);
+      Value matrix = warpMatrix(f);
+      int64_t regs = cast<VectorType>(value.getType()).getDimSize(0);
+      for (int64_t r = 0; r < regs; ++r)
+        for (int64_t e = 0; e < 2; ++e) {
+          auto [dr, dc] = fragmentCoord(f, r, e);
+          Value element = vector::ExtractOp::create(b, loc, fragment,
+                                                    ArrayRef<int64_t>{r, e});
+          if (!element.getType().isF32())
+            element = arith::ExtFOp::create(b, loc, b.getF32Type(), element);
+          Value row = f == Fragment::B ? t2 : g;
+          Value col = f == Fragment::B ? g : t2;
+          row = arith::AddIOp::create(
+              b, loc, row, arith::ConstantIndexOp::create(b, loc, dr));
+          col = arith::AddIOp::create(
+              b, loc, col, arith::ConstantIndexOp::create(b, loc, dc));
+          memref::StoreOp::create(b, loc, element, matrix,
+                                  ValueRange{warp, row, col});
+        }
+    }
+  }
+
+  /// After the loop that gathered `mma`'s fragments: a loop over the threads
+  /// computing each one's D fragment, C + A * B over its warp's matrices
+  /// (summed in k order, in f32), kept in a slot for the later phases.
+  void multiplyFragments(nvgpu::MmaSyncOp mma) {
+    Value result = mma.getRes();
+    Value slot = perBlock(
+        MemRefType::get({ShapedType::kDynamic}, result.getType()), threadCount);
+    threads([&] {
+      Value c4 = arith::ConstantIndexOp::create(b, loc, 4);
+      Value c32 = arith::ConstantIndexOp::create(b, loc, 32);
+      Value lane = arith::RemUIOp::create(b, loc, linearThread, c32);
+      Value warp = arith::DivUIOp::create(b, loc, linearThread, c32);
+      Value g = arith::DivUIOp::create(b, loc, lane, c4);
+      Value t2 = arith::MulIOp::create(
+          b, loc, arith::RemUIOp::create(b, loc, lane, c4),
+          arith::ConstantIndexOp::create(b, loc, 2));
+      Value a = warpMatrix(Fragment::A), bm = warpMatrix(Fragment::B),
+            c = warpMatrix(Fragment::C);
+      Value d = arith::ConstantOp::create(
+          b, loc, cast<TypedAttr>(b.getZeroAttr(result.getType())));
+      for (int64_t r = 0; r < 2; ++r)
+        for (int64_t e = 0; e < 2; ++e) {
+          auto [dr, dc] = fragmentCoord(Fragment::C, r, e);
+          Value row = arith::AddIOp::create(
+              b, loc, g, arith::ConstantIndexOp::create(b, loc, dr));
+          Value col = arith::AddIOp::create(
+              b, loc, t2, arith::ConstantIndexOp::create(b, loc, dc));
+          Value init =
+              memref::LoadOp::create(b, loc, c, ValueRange{warp, row, col});
+          auto sum = scf::ForOp::create(
+              b, loc, zero, arith::ConstantIndexOp::create(b, loc, 16), one,
+              ValueRange{init});
+          {
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPointToStart(sum.getBody());
+            Value k = sum.getInductionVar();
+            Value x =
+                memref::LoadOp::create(b, loc, a, ValueRange{warp, row, k});
+            Value y =
+                memref::LoadOp::create(b, loc, bm, ValueRange{warp, k, col});
+            scf::YieldOp::create(b, loc,
+                                 ValueRange{arith::AddFOp::create(
+                                     b, loc, sum.getRegionIterArgs()[0],
+                                     arith::MulFOp::create(b, loc, x, y))});
+          }
+          d = vector::InsertOp::create(b, loc, sum.getResult(0), d,
+                                       ArrayRef<int64_t>{r, e});
+        }
+      memref::StoreOp::create(b, loc, d, slot, linearThread);
+    });
+    perThreadValues.insert(result);
+    slots[result] = slot;
+    slotOrder.push_back(result);
   }
 
   /// A loop whose body meets: its bounds are the block's (uniform); its
@@ -531,6 +702,8 @@ private:
   /// Each per-thread value used past its phase, and its slot.
   DenseMap<Value, Value> slots;
   SmallVector<Value> slotOrder;
+  /// The per-warp matrices mma.sync's fragments are gathered in (A, B, C).
+  Value matrices[3];
   /// The shuffles met so far, their results remade in each thread loop.
   SmallVector<std::pair<Value, gpu::ShuffleOp>> shuffles;
 };

@@ -269,3 +269,67 @@ func.func @uneven(%x: memref<32xf32>) {
   }
   return
 }
+
+// -----
+
+// An mma.sync is a warp's: one loop over the threads writes each lane's A, B
+// and C fragments (widened to f32) into its warp's matrices at the PTX ISA's
+// coordinates (A's register 3, element 1: row g + 8, column 2t + 9), a second
+// computes each lane's D fragment, C + A * B over k = 0..15, and keeps it in a
+// slot the later phases read.
+
+// CHECK-LABEL: func.func @mma
+// CHECK-DAG: %[[A:.*]] = memref.alloca(%{{.*}}) : memref<?x16x16xf32>
+// CHECK-DAG: %[[B:.*]] = memref.alloca(%{{.*}}) : memref<?x16x8xf32>
+// CHECK-DAG: %[[C:.*]] = memref.alloca(%{{.*}}) : memref<?x16x8xf32>
+// CHECK-DAG: %[[D:.*]] = memref.alloca(%{{.*}}) : memref<?xvector<2x2xf32>>
+// CHECK: scf.for %[[TX:.*]] = %{{.*}} to %c64 step
+// CHECK: %[[FA:.*]] = vector.load %{{.*}} : memref<16x16xbf16>, vector<4x2xbf16>
+// CHECK: %[[A31:.*]] = vector.extract %[[FA]][3, 1] : bf16 from vector<4x2xbf16>
+// CHECK: %[[W31:.*]] = arith.extf %[[A31]] : bf16 to f32
+// CHECK: memref.store %[[W31]], %[[A]][%{{.*}}, %{{.*}}, %{{.*}}] : memref<?x16x16xf32>
+// CHECK: scf.for %[[TX2:.*]] = %{{.*}} to %c64 step
+// CHECK: scf.for %[[K:.*]] = %{{.*}} to %c16 step %{{.*}} iter_args
+// CHECK: memref.load %[[A]][%{{.*}}, %{{.*}}, %[[K]]] : memref<?x16x16xf32>
+// CHECK: memref.load %[[B]][%{{.*}}, %[[K]], %{{.*}}] : memref<?x16x8xf32>
+// CHECK: memref.store %{{.*}}, %[[D]][%{{.*}}] : memref<?xvector<2x2xf32>>
+// CHECK: scf.for %[[TX3:.*]] = %{{.*}} to %c64 step
+// CHECK: %[[R:.*]] = memref.load %[[D]][%{{.*}}] : memref<?xvector<2x2xf32>>
+// CHECK: vector.store %[[R]], %{{.*}} : memref<64x2x2xf32>, vector<2x2xf32>
+// CHECK-NOT: nvgpu.
+func.func @mma(%a: memref<16x16xbf16>, %b: memref<16x8xbf16>,
+               %d: memref<64x2x2xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1) {
+    %fa = vector.load %a[%c0, %c0] : memref<16x16xbf16>, vector<4x2xbf16>
+    %fb = vector.load %b[%c0, %c0] : memref<16x8xbf16>, vector<2x2xbf16>
+    %fc = arith.constant dense<1.0> : vector<2x2xf32>
+    %r = nvgpu.mma.sync (%fa, %fb, %fc) {mmaShape = [16, 8, 16]}
+        : (vector<4x2xbf16>, vector<2x2xbf16>, vector<2x2xf32>) -> vector<2x2xf32>
+    vector.store %r, %d[%tx, %c0, %c0] : memref<64x2x2xf32>, vector<2x2xf32>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+func.func @mma_tf32(%a: memref<16x8xf32>, %b: memref<8x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %fa = vector.load %a[%c0, %c0] : memref<16x8xf32>, vector<4x1xf32>
+    %fb = vector.load %b[%c0, %c0] : memref<8x8xf32>, vector<2x1xf32>
+    %fc = arith.constant dense<0.0> : vector<2x2xf32>
+    // expected-error @below {{cannot emulate this nvgpu.mma.sync on the CPU: the emulation takes the m16n8k16 shape on f16 or bf16 operands with an f32 accumulator}}
+    %r = nvgpu.mma.sync (%fa, %fb, %fc) {mmaShape = [16, 8, 8], tf32Enabled}
+        : (vector<4x1xf32>, vector<2x1xf32>, vector<2x2xf32>) -> vector<2x2xf32>
+    gpu.terminator
+  }
+  return
+}
