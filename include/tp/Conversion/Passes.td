@@ -1014,17 +1014,42 @@ def FuseAttentionPass : Pass<"tp-fuse-attention", "::mlir::func::FuncOp"> {
     when the scores and the softmax's rows are used by nothing else (but
     their frees), the output shares no memory with what the kernel reads
     (as `tp-map-linalg-to-gpu` judges it: in a layer function the arguments
-    may), the shapes are static, both head dimensions are at most 128, and the kernel is faster on the cost model's machine
-    (`cost-model`, as `--tp-propagate`'s): its multiply-adds run on the CUDA
-    cores, so it must beat the two GEMMs at their rate (tensor cores for
-    16-bit operands, and for f32 at `matmul-precision` high or medium) plus
-    the scores' four trips through memory and the launches of the GEMMs'
-    calls (one per batch loop beyond two: grouped-query attention's batch)
-    and the softmax (2 us each); contractions no GEMM call takes would run
-    as loops, and always fuse.
-    The GPT-2-small attention in f32 fuses; a Llama-7B-sized one in bf16
-    (2048 tokens) stays on cuBLAS until the kernel uses tensor cores. The kernel: a block per 16 consecutive queries of one
-    (batch, head, ...) index, 4 warps of 4 query rows; the queries staged
+    may), the shapes are static, both head dimensions are at most 128, and
+    the kernel is faster on the cost model's machine (`cost-model`, as
+    `--tp-propagate`'s): against the two GEMMs at their rate (tensor cores
+    for 16-bit operands, and for f32 at `matmul-precision` high or medium)
+    plus the scores' four trips through memory and the launches of the
+    GEMMs' calls (one per batch loop beyond two: grouped-query attention's
+    batch) and the softmax (2 us each), the kernel's multiply-adds run on
+    tensor cores where it uses them, else on the CUDA cores; contractions
+    no GEMM call takes would run as loops, and always fuse. The GPT-2-small
+    attention in f32 fuses, and so does a Llama-7B-sized one in bf16 (2048
+    tokens), on tensor cores.
+
+    **The tensor-core kernel** (`tensor-cores`, on by default; the CUDA
+    lowering turns it off before sm_80) takes queries and keys of one
+    16-bit type (f16 or bf16), 16-bit values, a head dimension that is a
+    multiple of 16 and a feature count that is a multiple of 8: a block per
+    64 consecutive queries of one (batch, head, ...) index, 4 warps of 16
+    rows. The queries are staged in workgroup memory and each warp loads
+    its `nvgpu.mma.sync` A fragments once (m16n8k16: a lane of group g =
+    lane / 4 and t = lane % 4 holds rows g and g + 8); then per tile of 64
+    keys the keys (key-major) and the values (feature-major) are staged,
+    each row padded by 8 elements, zeros past the last key. A warp's scores
+    are 8 m16n8 f32 accumulators (head dimension / 16 mma.sync each); each
+    score is rounded as the scores are stored and goes through the
+    pointwise ops' cloned bodies (a key past the end is -inf); each row's
+    maximum meets over the quad of lanes holding it (shuffles by 1 and 2),
+    the weights `exp(s - max)` are summed per lane (the quad's sums meet at
+    the end), and, rounded to the values' type, are the A fragments of the
+    weighted sum's mma.sync as they lie (the accumulator layout of two
+    n-tiles is the A layout of one k-tile); the outputs, features / 8
+    accumulators, are rescaled by `exp(old max - new max)` first. The
+    outputs are divided by the row's sum and stored (rounded to O's type).
+    bf16 mma.sync reaches NVVM through `tp-lower-bf16-mma`.
+
+    **The CUDA-core kernel** (any other types or shapes): a block per 16
+    consecutive queries, 4 warps of 4 query rows; the queries staged
     once in workgroup memory, then per tile of 32 keys the keys and values
     staged (`gpu.barrier`), each lane scoring one key for each of its warp's
     rows (the pointwise ops' bodies cloned, their operands read at the
@@ -1033,10 +1058,13 @@ def FuseAttentionPass : Pass<"tp-fuse-attention", "::mlir::func::FuncOp"> {
     staged, and each lane accumulating its features (`lane + 32c`) rescaled
     by `exp(old max - new max)`. The outputs are divided by the sum and
     stored (rounded to O's type). Everything is computed in f32 (f16 and
-    bf16 operands are widened); a row whose scores are all -inf gives NaN,
-    as the unfused softmax does. Anything else (another softmax form, a
-    head dimension over 128, a scores buffer read elsewhere) keeps the
-    unfused path: GEMM calls and row kernels.
+    bf16 operands are widened).
+
+    In both, a row whose scores are all -inf gives NaN, as the unfused
+    softmax does. Anything else (another softmax form, a head dimension
+    over 128, a scores buffer read elsewhere) keeps the unfused path: GEMM
+    calls and row kernels. The launch's `tp.cost` counts the two
+    contractions' flops as `tensor_flops` in the tensor-core kernel.
 
     Example: the GPT-2 attention (`bench/gen_gpt.py`: S[b, h, i, j] from
     Q[b, i, h, d] and K[b, j, h, d], `S * 0.125 + mask[i, j]`, softmax,
@@ -1050,11 +1078,53 @@ def FuseAttentionPass : Pass<"tp-fuse-attention", "::mlir::func::FuncOp"> {
     Option<"matmulPrecision", "matmul-precision", "std::string",
            /*default=*/"\"highest\"",
            "The program's f32 GEMM precision (highest, high, medium): the unfused GEMMs' rate">,
+    Option<"tensorCores", "tensor-cores", "bool", /*default=*/"true",
+           "Whether the kernel may use mma.sync m16n8k16 (sm_80 and later) for f16 and bf16 operands; else every attention gets the CUDA-core kernel">,
   ];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
     "::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect",
-    "::mlir::math::MathDialect"
+    "::mlir::math::MathDialect", "::mlir::nvgpu::NVGPUDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
+def LowerBF16MmaPass : Pass<"tp-lower-bf16-mma"> {
+  let summary = "bf16 nvgpu.mma.sync becomes nvvm.mma.sync on packed i32 registers (MLIR's convert-nvgpu-to-nvvm cannot type bf16 operands)";
+  let description = [{
+    Runs in the CUDA lowering's kernel pipeline before
+    `convert-nvgpu-to-nvvm`, which lowers `nvgpu.mma.sync` on f16 operands
+    but fails on bf16 ones ("failed to deduce operand PTX types") in MLIR
+    22. Each m16n8k16 `nvgpu.mma.sync` on `vector<4x2xbf16>` and
+    `vector<2x2xbf16>` operands with a `vector<2x2xf32>` accumulator (the
+    attention kernel's, `tp-fuse-attention`) becomes an `nvvm.mma.sync`
+    (row-major A, column-major B, bf16 multiplicands): each register of two
+    bf16 is bitcast to the i32 the instruction takes, the accumulator's four
+    elements are passed as f32, and the result struct's four elements make
+    the `vector<2x2xf32>` again. Any other bf16 mma.sync is an error naming
+    what the pass takes.
+
+    Example:
+
+    ```mlir
+    %d = nvgpu.mma.sync (%a, %b, %c) {mmaShape = [16, 8, 16]}
+        : (vector<4x2xbf16>, vector<2x2xbf16>, vector<2x2xf32>) -> vector<2x2xf32>
+    ```
+
+    becomes
+
+    ```mlir
+    %r = nvvm.mma.sync A[%a0, %a1, %a2, %a3] B[%b0, %b1] C[%c0, %c1, %c2, %c3]
+        {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>,
+         multiplicandAPtxType = #nvvm.mma_type<bf16>,
+         multiplicandBPtxType = #nvvm.mma_type<bf16>,
+         shape = #nvvm.shape<m = 16, n = 8, k = 16>}
+        : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::NVVM::NVVMDialect", "::mlir::LLVM::LLVMDialect",
+    "::mlir::vector::VectorDialect"
   ];
 }
 

@@ -76,9 +76,12 @@ void mlir::tp::buildLowerToCPUPipeline(OpPassManager &pm,
   pm.addPass(memref::createExpandStridedMetadataPass());
   // The offsets of subviews at loop indices (tiles) it computes.
   pm.addPass(createLowerAffinePass());
-  // The vector loads and stores of emulated vectorized kernels.
-  if (options.emulateGpuMapping)
+  // The vector loads and stores of emulated vectorized kernels, and the
+  // fragments of emulated mma.sync (built from poison by vector-to-llvm).
+  if (options.emulateGpuMapping) {
     pm.addPass(createConvertVectorToLLVMPass());
+    pm.addPass(createUBToLLVMConversionPass());
+  }
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());

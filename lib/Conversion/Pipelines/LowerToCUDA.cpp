@@ -40,6 +40,14 @@ void mlir::tp::buildLowerToCUDAPipeline(OpPassManager &pm,
   FuseAttentionPassOptions attention;
   attention.costModel = options.costModel;
   attention.matmulPrecision = options.matmulPrecision;
+  // mma.sync's m16n8k16 for f16 and bf16 needs sm_80 or later.
+  unsigned smVersion = 0;
+  attention.tensorCores = StringRef(options.chip).starts_with("sm_") &&
+                          !StringRef(options.chip)
+                               .drop_front(3)
+                               .take_while(llvm::isDigit)
+                               .getAsInteger(10, smVersion) &&
+                          smVersion >= 80;
   pm.addNestedPass<func::FuncOp>(createFuseAttentionPass(attention));
   ConvertGemmToBlasPassOptions gemms;
   gemms.epilogues = true;
@@ -73,6 +81,9 @@ void mlir::tp::buildLowerToCUDAPipeline(OpPassManager &pm,
   kernels.addPass(createSCFToControlFlowPass());
   addNarrowFloatEmulationPasses(kernels);
   kernels.addPass(memref::createExpandStridedMetadataPass());
+  // The attention kernel's mma.sync: bf16 by hand, f16 upstream.
+  kernels.addPass(createLowerBF16MmaPass());
+  kernels.addPass(createConvertNVGPUToNVVMPass());
   ConvertGpuOpsToNVVMOpsOptions nvvm;
   nvvm.indexBitwidth = 64;
   kernels.addPass(createConvertGpuOpsToNVVMOps(nvvm));

@@ -437,39 +437,42 @@ private:
       if (!(operandSlot = slotFor(operand, shuffle)))
         return failure();
     }
-    if (perThread.empty() && !reduce && !operandUniform && !mma &&
-        crossing.empty())
-      return success();
-    threads([&] {
-      for (Operation *op : perThread)
-        cloneOp(*op);
-      for (Value value : crossing)
-        memref::StoreOp::create(b, loc, mapping.lookup(value), slots[value],
-                                linearThread);
-      if (operandUniform)
-        memref::StoreOp::create(b, loc, mapping.lookupOrDefault(operand),
-                                operandSlot, linearThread);
-      if (mma)
-        scatterFragments(mma);
-      if (!reduce)
-        return;
-      Type type = reduce.getType();
-      Value value = mapping.lookupOrDefault(reduce.getValue());
-      Value isFirst = memref::LoadOp::create(b, loc, first);
-      auto choose = scf::IfOp::create(b, loc, type, isFirst, true);
-      {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(&choose.getThenRegion().front());
-        scf::YieldOp::create(b, loc, value);
-        b.setInsertionPointToStart(&choose.getElseRegion().front());
-        Value old = memref::LoadOp::create(b, loc, acc);
-        scf::YieldOp::create(b, loc,
-                             combine(b, loc, *reduce.getOp(), old, value));
-      }
-      memref::StoreOp::create(b, loc, choose.getResult(0), acc);
-      memref::StoreOp::create(
-          b, loc, arith::ConstantIntOp::create(b, loc, 0, 1), first);
-    });
+    // A shuffle whose operand is already in its slot (a phased loop's
+    // result, a value of an earlier phase) needs no loop of its own here,
+    // but its results are still remade below.
+    bool needsLoop = !perThread.empty() || reduce || operandUniform || mma ||
+                     !crossing.empty();
+    if (needsLoop)
+      threads([&] {
+        for (Operation *op : perThread)
+          cloneOp(*op);
+        for (Value value : crossing)
+          memref::StoreOp::create(b, loc, mapping.lookup(value), slots[value],
+                                  linearThread);
+        if (operandUniform)
+          memref::StoreOp::create(b, loc, mapping.lookupOrDefault(operand),
+                                  operandSlot, linearThread);
+        if (mma)
+          scatterFragments(mma);
+        if (!reduce)
+          return;
+        Type type = reduce.getType();
+        Value value = mapping.lookupOrDefault(reduce.getValue());
+        Value isFirst = memref::LoadOp::create(b, loc, first);
+        auto choose = scf::IfOp::create(b, loc, type, isFirst, true);
+        {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(&choose.getThenRegion().front());
+          scf::YieldOp::create(b, loc, value);
+          b.setInsertionPointToStart(&choose.getElseRegion().front());
+          Value old = memref::LoadOp::create(b, loc, acc);
+          scf::YieldOp::create(b, loc,
+                               combine(b, loc, *reduce.getOp(), old, value));
+        }
+        memref::StoreOp::create(b, loc, choose.getResult(0), acc);
+        memref::StoreOp::create(
+            b, loc, arith::ConstantIntOp::create(b, loc, 0, 1), first);
+      });
     if (reduce)
       mapping.map(reduce.getResult(), memref::LoadOp::create(b, loc, acc));
     if (mma)

@@ -19,6 +19,7 @@
 #include "tp/Conversion/Passes.h"
 #include "tp/Dialect/TP/Transforms/CostModel.h"
 
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
@@ -44,6 +45,14 @@ constexpr int64_t kKeysPerTile = 32;
 /// The largest head dimensions whose tiles fit the 48 KiB of static
 /// workgroup memory (staged as f32).
 constexpr int64_t kMaxHeadDim = 128;
+
+/// The tensor-core kernel's tiling: 16 query rows per warp (mma.sync's m),
+/// keys per tile, and the padding of each staged row (16 bytes: the eight
+/// rows a fragment load reads fall in distinct banks).
+constexpr int64_t kMmaRowsPerWarp = 16;
+constexpr int64_t kMmaRowsPerBlock = kMmaRowsPerWarp * kWarps;
+constexpr int64_t kMmaKeysPerTile = 64;
+constexpr int64_t kMmaPad = 8;
 
 /// A contraction `out += a * b` (each operand optionally widened first) with
 /// one reduction loop, on statically shaped buffers of floats.
@@ -212,6 +221,8 @@ struct Attention {
   llvm::SetVector<Value> internal;
   /// Whether the output starts from zero (else the sum adds to it).
   bool outputZeroed = false;
+  /// Whether the kernel runs its contractions on tensor cores (mma.sync).
+  bool tensorCores = false;
   /// Of the scores (their rank r): the query dimension (in the queries, not
   /// in the keys) and the others before the last (the key dimension).
   unsigned queryDim = 0;
@@ -522,7 +533,24 @@ class KernelBuilder {
 public:
   KernelBuilder(Attention &att) : att(att), loc(att.weighted.op.getLoc()) {}
 
-  gpu::LaunchOp build() {
+  gpu::LaunchOp build() { return att.tensorCores ? buildMma() : buildScalar(); }
+
+  /// Whether the kernel can run its two contractions on tensor cores
+  /// (mma.sync m16n8k16): queries and keys of one 16-bit type, 16-bit
+  /// values, a head dimension that is a multiple of 16 and a feature count
+  /// that is a multiple of 8.
+  static bool fitsTensorCores(Attention &att) {
+    linalg::GenericOp qk = att.scores.op, pv = att.weighted.op;
+    Type q = elementOf(qk.getDpsInputs()[0]);
+    Type k = elementOf(qk.getDpsInputs()[1]);
+    Type v = elementOf(pv.getDpsInputs()[1 - att.probInput]);
+    auto is16 = [](Type t) { return t.isF16() || t.isBF16(); };
+    return q == k && is16(q) && is16(v) &&
+           qk.getStaticLoopRanges()[att.scores.reduction] % 16 == 0 &&
+           pv.getStaticLoopRanges()[att.featureLoop] % 8 == 0;
+  }
+
+  gpu::LaunchOp buildScalar() {
     linalg::GenericOp qk = att.scores.op, pv = att.weighted.op;
     auto scoresType = cast<MemRefType>(qk.getDpsInits()[0].getType());
     ArrayRef<int64_t> shape = scoresType.getShape();
@@ -763,7 +791,363 @@ public:
     return launch;
   }
 
+  /// The tensor-core kernel (see the pass description): a block per 64
+  /// queries, each warp 16 rows; per tile of 64 keys, the scores of a warp
+  /// are 8 m16n8 accumulators, their online softmax runs on the fragments
+  /// (a lane holds two rows, the quad of lanes sharing them meets by
+  /// shuffles), and the probabilities, rounded to the values' type, are the
+  /// A fragments of the weighted sum's mma.sync as they lie.
+  gpu::LaunchOp buildMma() {
+    linalg::GenericOp qk = att.scores.op, pv = att.weighted.op;
+    auto scoresType = cast<MemRefType>(qk.getDpsInits()[0].getType());
+    ArrayRef<int64_t> shape = scoresType.getShape();
+    rank = shape.size();
+    queries = shape[att.queryDim];
+    keys = shape[rank - 1];
+    headDim = qk.getStaticLoopRanges()[att.scores.reduction];
+    features = pv.getStaticLoopRanges()[att.featureLoop];
+    int64_t batches = 1;
+    for (unsigned d : att.batchDims)
+      batches *= shape[d];
+    int64_t tiles = (queries + kMmaRowsPerBlock - 1) / kMmaRowsPerBlock;
+    Type qkType = elementOf(qk.getDpsInputs()[0]);
+    Type vType = elementOf(pv.getDpsInputs()[1 - att.probInput]);
+
+    OpBuilder b(pv);
+    MLIRContext *ctx = b.getContext();
+    f32 = b.getF32Type();
+    auto shared = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+    // The keys (first the queries), key-major; the values transposed,
+    // feature-major, so that both B fragments load pairs of consecutive
+    // elements.
+    auto keysShared =
+        MemRefType::get({kMmaKeysPerTile, headDim + kMmaPad}, qkType,
+                        MemRefLayoutAttrInterface(), shared);
+    auto valuesShared =
+        MemRefType::get({features, kMmaKeysPerTile + kMmaPad}, vType,
+                        MemRefLayoutAttrInterface(), shared);
+    Value one = index(b, 1);
+    auto launch = gpu::LaunchOp::create(
+        b, loc, index(b, batches * tiles), one, one, index(b, kWarps * 32), one,
+        one, /*dynamicSharedMemorySize=*/nullptr,
+        /*asyncTokenType=*/nullptr, /*asyncDependencies=*/{},
+        TypeRange{keysShared, valuesShared});
+    setCost(launch);
+    b.setInsertionPointToStart(&launch.getBody().front());
+    Value ks = launch.getWorkgroupAttributions()[0];
+    Value vt = launch.getWorkgroupAttributions()[1];
+    Value tid = launch.getThreadIds().x;
+    Value c32 = index(b, 32);
+    Value warp = arith::DivUIOp::create(b, loc, tid, c32);
+    Value lane = arith::RemUIOp::create(b, loc, tid, c32);
+    // The lane's group (its rows g and g + 8) and 2t (its first column).
+    Value g = arith::DivUIOp::create(b, loc, lane, index(b, 4));
+    Value t2 = arith::MulIOp::create(
+        b, loc, arith::RemUIOp::create(b, loc, lane, index(b, 4)), index(b, 2));
+
+    Value block = launch.getBlockIds().x;
+    Value tile = arith::RemUIOp::create(b, loc, block, index(b, tiles));
+    Value batch = arith::DivUIOp::create(b, loc, block, index(b, tiles));
+    coords.assign(rank, Value());
+    for (unsigned d : llvm::reverse(att.batchDims)) {
+      Value size = index(b, shape[d]);
+      coords[d] = arith::RemUIOp::create(b, loc, batch, size);
+      batch = arith::DivUIOp::create(b, loc, batch, size);
+    }
+    Value firstRow =
+        arith::MulIOp::create(b, loc, tile, index(b, kMmaRowsPerBlock));
+    Value warpRow =
+        arith::MulIOp::create(b, loc, warp, index(b, kMmaRowsPerWarp));
+    // The block-local rows of the lane: g and g + 8 of its warp's.
+    Value localRows[2];
+    Value rows[2];
+    for (int64_t r = 0; r < 2; ++r) {
+      localRows[r] = arith::AddIOp::create(
+          b, loc, warpRow,
+          arith::AddIOp::create(b, loc, g, index(b, 8 * r)).getResult());
+      rows[r] = arith::AddIOp::create(b, loc, firstRow, localRows[r]);
+    }
+
+    // A pair of consecutive elements of a staged tile, as one register.
+    auto pairAt = [&](OpBuilder &b, Value tileBuffer, Value row, Value col) {
+      auto type = cast<MemRefType>(tileBuffer.getType());
+      return vector::LoadOp::create(b, loc,
+                                    VectorType::get({2}, type.getElementType()),
+                                    tileBuffer, ValueRange{row, col});
+    };
+    // A fragment of `regs` registers, register r the pair at rowOf(r),
+    // colOf(r).
+    auto fragment = [&](OpBuilder &b, Value tileBuffer, int64_t regs,
+                        llvm::function_ref<Value(int64_t)> rowOf,
+                        llvm::function_ref<Value(int64_t)> colOf) {
+      Type element = cast<MemRefType>(tileBuffer.getType()).getElementType();
+      auto type = VectorType::get({regs, 2}, element);
+      Value frag = arith::ConstantOp::create(
+          b, loc, cast<TypedAttr>(b.getZeroAttr(type)));
+      for (int64_t r = 0; r < regs; ++r)
+        frag = vector::InsertOp::create(
+            b, loc, pairAt(b, tileBuffer, rowOf(r), colOf(r)), frag,
+            ArrayRef<int64_t>{r});
+      return frag;
+    };
+    auto plus = [&](OpBuilder &b, Value v, int64_t c) -> Value {
+      return c ? arith::AddIOp::create(b, loc, v, index(b, c)).getResult() : v;
+    };
+
+    // The block's queries, staged in the keys' tile (zeros past the last
+    // query), then each warp's A fragments: k-tile kt, register r holds row
+    // g + 8 (r mod 2), head elements 16 kt + 2t + 8 (r div 2) and the next.
+    Value threads = index(b, kWarps * 32);
+    stage(b, tid, threads, kMmaRowsPerBlock, headDim,
+          [&](OpBuilder &b, Value r, Value d) {
+            Value row = arith::AddIOp::create(b, loc, firstRow, r);
+            Value valid = arith::CmpIOp::create(
+                b, loc, arith::CmpIPredicate::ult, row, index(b, queries));
+            Value element =
+                guardedNarrowLoad(b, valid, qkType, [&](OpBuilder &b) {
+                  return loadOperand(b, qk, att.queryInput,
+                                     scoresLoops(b, row, zero(b), d));
+                });
+            memref::StoreOp::create(b, loc, element, ks, ValueRange{r, d});
+          });
+    gpu::BarrierOp::create(b, loc);
+    SmallVector<Value> qFrags;
+    for (int64_t kt = 0; kt < headDim / 16; ++kt)
+      qFrags.push_back(fragment(
+          b, ks, 4, [&](int64_t r) { return localRows[r % 2]; },
+          [&](int64_t r) { return plus(b, t2, 16 * kt + 8 * (r / 2)); }));
+    // Every warp holds its fragments before the keys overwrite the tile.
+    gpu::BarrierOp::create(b, loc);
+
+    Value negInf = arith::ConstantOp::create(
+        b, loc, b.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
+    Value zeroF = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
+    auto accType = VectorType::get({2, 2}, f32);
+    Value zeroAcc = arith::ConstantOp::create(
+        b, loc, cast<TypedAttr>(b.getZeroAttr(accType)));
+    int64_t featureTiles = features / 8;
+    // Carried: each of the lane's two rows' maximum and partial sum (its
+    // own columns'), then the output accumulators, one per 8 features.
+    SmallVector<Value> init = {negInf, negInf, zeroF, zeroF};
+    for (int64_t ft = 0; ft < featureTiles; ++ft)
+      init.push_back(zeroAcc);
+    auto loop = scf::ForOp::create(b, loc, zero(b), index(b, keys),
+                                   index(b, kMmaKeysPerTile), init);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value first = loop.getInductionVar();
+      ValueRange carried = loop.getRegionIterArgs();
+      auto keyAt = [&](OpBuilder &b, Value j) {
+        Value key = arith::AddIOp::create(b, loc, first, j);
+        Value valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                            key, index(b, keys));
+        return std::pair{key, valid};
+      };
+      // The tile's keys (key-major) and values (feature-major), zeros past
+      // the last key.
+      stage(b, tid, threads, kMmaKeysPerTile, headDim,
+            [&](OpBuilder &b, Value j, Value d) {
+              auto [key, valid] = keyAt(b, j);
+              Value element =
+                  guardedNarrowLoad(b, valid, qkType, [&](OpBuilder &b) {
+                    return loadOperand(b, qk, 1 - att.queryInput,
+                                       scoresLoops(b, zero(b), key, d));
+                  });
+              memref::StoreOp::create(b, loc, element, ks, ValueRange{j, d});
+            });
+      stage(b, tid, threads, kMmaKeysPerTile, features,
+            [&](OpBuilder &b, Value j, Value e) {
+              auto [key, valid] = keyAt(b, j);
+              Value element =
+                  guardedNarrowLoad(b, valid, vType, [&](OpBuilder &b) {
+                    return loadOperand(b, pv, 1 - att.probInput,
+                                       weightedLoops(b, zero(b), key, e));
+                  });
+              memref::StoreOp::create(b, loc, element, vt, ValueRange{e, j});
+            });
+      gpu::BarrierOp::create(b, loc);
+
+      // The scores: n-tile nt covers keys 8 nt .. 8 nt + 7; its B fragments
+      // hold key 8 nt + g, head elements 16 kt + 2t + 8r and the next.
+      constexpr int64_t keyTiles = kMmaKeysPerTile / 8;
+      Value scores[keyTiles][2][2];
+      for (int64_t nt = 0; nt < keyTiles; ++nt) {
+        Value acc = zeroAcc;
+        Value keyRow = plus(b, g, 8 * nt);
+        for (int64_t kt = 0; kt < headDim / 16; ++kt) {
+          Value kFrag = fragment(
+              b, ks, 2, [&](int64_t) { return keyRow; },
+              [&](int64_t r) { return plus(b, t2, 16 * kt + 8 * r); });
+          acc = nvgpu::MmaSyncOp::create(b, loc, qFrags[kt], kFrag, acc,
+                                         b.getI64ArrayAttr({16, 8, 16}))
+                    .getResult();
+        }
+        // Its elements (g + 8r, 2t + e), through the pointwise ops; a key
+        // past the end is -inf.
+        for (int64_t r = 0; r < 2; ++r)
+          for (int64_t e = 0; e < 2; ++e) {
+            Value dot =
+                vector::ExtractOp::create(b, loc, acc, ArrayRef<int64_t>{r, e});
+            auto [key, keyValid] = keyAt(b, plus(b, t2, 8 * nt + e));
+            Value score = transform(b, dot, rows[r], key);
+            scores[nt][r][e] =
+                arith::SelectOp::create(b, loc, keyValid, score, negInf);
+          }
+      }
+
+      // The online softmax of each of the lane's rows: the tile's maximum
+      // over the quad of lanes holding the row, the weights from it, the
+      // rescaling of what came before.
+      SmallVector<Value> next(carried.begin(), carried.end());
+      Value alphas[2];
+      Value weights[keyTiles][2][2];
+      for (int64_t r = 0; r < 2; ++r) {
+        Value tileMax = scores[0][r][0];
+        for (int64_t nt = 0; nt < keyTiles; ++nt)
+          for (int64_t e = 0; e < 2; ++e)
+            if (nt || e)
+              tileMax =
+                  arith::MaxNumFOp::create(b, loc, tileMax, scores[nt][r][e]);
+        tileMax = quadReduce(b, tileMax, gpu::AllReduceOperation::MAXNUMF);
+        Value oldMax = carried[r], oldSum = carried[2 + r];
+        Value newMax = arith::MaxNumFOp::create(b, loc, oldMax, tileMax);
+        Value isNegInf = arith::CmpFOp::create(
+            b, loc, arith::CmpFPredicate::OEQ, newMax, negInf);
+        Value base = arith::SelectOp::create(b, loc, isNegInf, zeroF, newMax);
+        alphas[r] = math::ExpOp::create(
+            b, loc, arith::SubFOp::create(b, loc, oldMax, base));
+        Value sum = arith::MulFOp::create(b, loc, oldSum, alphas[r]);
+        for (int64_t nt = 0; nt < keyTiles; ++nt)
+          for (int64_t e = 0; e < 2; ++e) {
+            weights[nt][r][e] = math::ExpOp::create(
+                b, loc, arith::SubFOp::create(b, loc, scores[nt][r][e], base));
+            sum = arith::AddFOp::create(b, loc, sum, weights[nt][r][e]);
+          }
+        next[r] = newMax;
+        next[2 + r] = sum;
+      }
+
+      // The weights as A fragments of the weighted sum (k-tile kk: keys
+      // 16 kk ..): register r holds row g + 8 (r mod 2), keys
+      // 16 kk + 8 (r div 2) + 2t and the next, which the scores' n-tile
+      // 2 kk + r div 2 holds in its row r mod 2.
+      auto pairType = VectorType::get({2}, f32);
+      auto pType = VectorType::get({4, 2}, vType);
+      SmallVector<Value> pFrags;
+      for (int64_t kk = 0; kk < kMmaKeysPerTile / 16; ++kk) {
+        Value frag = arith::ConstantOp::create(
+            b, loc, cast<TypedAttr>(b.getZeroAttr(pType)));
+        for (int64_t r = 0; r < 4; ++r) {
+          int64_t nt = 2 * kk + r / 2, row = r % 2;
+          Value pair = vector::FromElementsOp::create(
+              b, loc, pairType,
+              ValueRange{weights[nt][row][0], weights[nt][row][1]});
+          Value narrow = arith::TruncFOp::create(
+              b, loc, VectorType::get({2}, vType), pair);
+          frag = vector::InsertOp::create(b, loc, narrow, frag,
+                                          ArrayRef<int64_t>{r});
+        }
+        pFrags.push_back(frag);
+      }
+      // The outputs: rescaled by their row's alpha, plus the weighted
+      // values; n-tile ft covers features 8 ft ..; its B fragments hold
+      // feature 8 ft + g, keys 16 kk + 2t + 8r and the next.
+      Value alphaRows = vector::FromElementsOp::create(
+          b, loc, accType,
+          ValueRange{alphas[0], alphas[0], alphas[1], alphas[1]});
+      for (int64_t ft = 0; ft < featureTiles; ++ft) {
+        Value acc = arith::MulFOp::create(b, loc, carried[4 + ft], alphaRows);
+        Value featureRow = plus(b, g, 8 * ft);
+        for (int64_t kk = 0; kk < kMmaKeysPerTile / 16; ++kk) {
+          Value vFrag = fragment(
+              b, vt, 2, [&](int64_t) { return featureRow; },
+              [&](int64_t r) { return plus(b, t2, 16 * kk + 8 * r); });
+          acc = nvgpu::MmaSyncOp::create(b, loc, pFrags[kk], vFrag, acc,
+                                         b.getI64ArrayAttr({16, 8, 16}))
+                    .getResult();
+        }
+        next[4 + ft] = acc;
+      }
+      // The tiles are read: the next iteration may stage its own.
+      gpu::BarrierOp::create(b, loc);
+      scf::YieldOp::create(b, loc, next);
+    }
+
+    // Each row's sum over its quad; the outputs (g + 8r, 8 ft + 2t + e)
+    // divided by it, written where the row exists.
+    for (int64_t r = 0; r < 2; ++r) {
+      Value total =
+          quadReduce(b, loop.getResult(2 + r), gpu::AllReduceOperation::ADD);
+      Value rowValid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                             rows[r], index(b, queries));
+      auto store = scf::IfOp::create(b, loc, rowValid, false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&store.getThenRegion().front());
+      Value out = pv.getDpsInits()[0];
+      Type type = cast<MemRefType>(out.getType()).getElementType();
+      for (int64_t ft = 0; ft < featureTiles; ++ft)
+        for (int64_t e = 0; e < 2; ++e) {
+          Value acc = vector::ExtractOp::create(b, loc, loop.getResult(4 + ft),
+                                                ArrayRef<int64_t>{r, e});
+          Value value = arith::DivFOp::create(b, loc, acc, total);
+          Value feature = plus(b, t2, 8 * ft + e);
+          SmallVector<Value> loops =
+              weightedLoops(b, rows[r], zero(b), feature);
+          SmallVector<Value> indices = indicesOf(
+              b, pv.getMatchingIndexingMap(pv.getDpsInitOperand(0)), loops);
+          if (!att.outputZeroed)
+            value = arith::AddFOp::create(
+                b, loc, widen(b, memref::LoadOp::create(b, loc, out, indices)),
+                value);
+          memref::StoreOp::create(b, loc, narrow(b, value, type), out, indices);
+        }
+    }
+    gpu::TerminatorOp::create(b, loc);
+    return launch;
+  }
+
 private:
+  static Type elementOf(Value buffer) {
+    return cast<MemRefType>(buffer.getType()).getElementType();
+  }
+
+  /// `load` converted to `type` where `valid`, else 0.
+  Value guardedNarrowLoad(OpBuilder &b, Value valid, Type type,
+                          llvm::function_ref<Value(OpBuilder &)> load) {
+    auto choose = scf::IfOp::create(b, loc, type, valid, true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&choose.getThenRegion().front());
+    Value v = load(b);
+    if (v.getType() != type)
+      v = narrow(b, widen(b, v), type);
+    scf::YieldOp::create(b, loc, v);
+    b.setInsertionPointToStart(&choose.getElseRegion().front());
+    scf::YieldOp::create(
+        b, loc,
+        arith::ConstantOp::create(b, loc, cast<TypedAttr>(b.getZeroAttr(type)))
+            .getResult());
+    return choose.getResult(0);
+  }
+
+  /// `value` folded over the quad of lanes holding the same rows of an
+  /// mma.sync fragment (lanes 4g .. 4g + 3), by butterfly shuffles.
+  Value quadReduce(OpBuilder &b, Value value, gpu::AllReduceOperation kind) {
+    Value width = arith::ConstantIntOp::create(b, loc, 32, 32);
+    for (int64_t offset : {1, 2}) {
+      Value partner =
+          gpu::ShuffleOp::create(
+              b, loc, value, arith::ConstantIntOp::create(b, loc, offset, 32),
+              width, gpu::ShuffleMode::XOR)
+              .getShuffleResult();
+      value =
+          kind == gpu::AllReduceOperation::ADD
+              ? arith::AddFOp::create(b, loc, value, partner).getResult()
+              : arith::MaxNumFOp::create(b, loc, value, partner).getResult();
+    }
+    return value;
+  }
+
   Value index(OpBuilder &b, int64_t v) {
     return arith::ConstantIndexOp::create(b, loc, v);
   }
@@ -965,17 +1349,20 @@ private:
     int64_t perScore = 6; // max, exp, sum, rescale, divide (amortized)
     for (linalg::GenericOp t : att.transforms)
       perScore += t.getBlock()->getOperations().size() - 1;
-    int64_t flops = 2 * points(qk) + 2 * points(pv) + perScore * scores;
+    int64_t contractions = 2 * points(qk) + 2 * points(pv);
+    int64_t flops = contractions + perScore * scores;
     Builder b(launch.getContext());
-    launch->setAttr(
-        "tp.cost",
-        b.getDictionaryAttr(
-            {b.getNamedAttr("bytes", b.getI64IntegerAttr(bytes)),
-             b.getNamedAttr("flops", b.getI64IntegerAttr(flops)),
-             b.getNamedAttr("ops", b.getI64IntegerAttr(llvm::count_if(
-                                       att.ops, [](Operation *op) {
-                                         return isa<linalg::GenericOp>(op);
-                                       })))}));
+    SmallVector<NamedAttribute> cost = {
+        b.getNamedAttr("bytes", b.getI64IntegerAttr(bytes)),
+        b.getNamedAttr("flops", b.getI64IntegerAttr(flops)),
+        b.getNamedAttr("ops", b.getI64IntegerAttr(
+                                  llvm::count_if(att.ops, [](Operation *op) {
+                                    return isa<linalg::GenericOp>(op);
+                                  })))};
+    if (att.tensorCores)
+      cost.push_back(
+          b.getNamedAttr("tensor_flops", b.getI64IntegerAttr(contractions)));
+    launch->setAttr("tp.cost", b.getDictionaryAttr(cost));
   }
 
   Attention &att;
@@ -1004,7 +1391,8 @@ constexpr double kLaunchSeconds = 2e-6;
 
 /// The attention's time as one kernel against the unfused path's, on
 /// `machine` at the program's matmul precision: the kernel's multiply-adds
-/// on the CUDA cores (it has no tensor-core path), against the two GEMMs at
+/// on tensor cores (16-bit operands the mma.sync kernel takes) or the CUDA
+/// cores, and its softmax on the CUDA cores, against the two GEMMs at
 /// their rate (16-bit inputs, TF32 or bf16 at `high`/`medium`, on tensor
 /// cores), the scores written, read and written by the softmax and read
 /// again, and the launches of the GEMMs' calls and the softmax.
@@ -1025,9 +1413,12 @@ bool fusionPays(Attention &att, const tp::MachineModel &machine,
   double gemmFlops = 2.0 * (pointsOf(qk) + pointsOf(pv));
   double scoreCount = static_cast<double>(pointsOf(qk)) /
                       qk.getStaticLoopRanges()[att.scores.reduction];
-  double fused = std::max(machine.memorySeconds(io),
-                          (gemmFlops + 8 * scoreCount) / machine.gemmFlops32) +
-                 kLaunchSeconds;
+  double kernelRate =
+      att.tensorCores ? machine.gemmFlops16 : machine.gemmFlops32;
+  double fused =
+      std::max(machine.memorySeconds(io),
+               gemmFlops / kernelRate + 8 * scoreCount / machine.gemmFlops32) +
+      kLaunchSeconds;
   Type element =
       cast<MemRefType>(qk.getDpsInputs()[0].getType()).getElementType();
   double gemmRate = element.getIntOrFloatBitWidth() <= 16 ? machine.gemmFlops16
@@ -1073,7 +1464,10 @@ struct FuseAttentionPass
       if (erased.contains(op))
         continue;
       std::optional<Attention> att = matcher.match(op);
-      if (!att || !fusionPays(*att, *machine, matmulPrecision))
+      if (!att)
+        continue;
+      att->tensorCores = tensorCores && KernelBuilder::fitsTensorCores(*att);
+      if (!fusionPays(*att, *machine, matmulPrecision))
         continue;
       KernelBuilder(*att).build();
       // The replaced ops, then the buffers only they used (and their frees).

@@ -159,15 +159,20 @@ struct ReportKernelsPass
       if (auto launch = dyn_cast<gpu::LaunchOp>(op)) {
         auto cost =
             launch->getAttrOfType<DictionaryAttr>(TPDialect::kCostAttrName);
-        double bytes = 0, flops = 0;
+        double bytes = 0, flops = 0, tensorFlops = 0;
         int64_t ops = 0;
         if (cost) {
           bytes = cost.getAs<IntegerAttr>("bytes").getInt();
           flops = cost.getAs<IntegerAttr>("flops").getInt();
           ops = cost.getAs<IntegerAttr>("ops").getInt();
+          // The part of the flops on tensor cores (mma.sync), at the 16-bit
+          // GEMM rate.
+          if (auto t = cost.getAs<IntegerAttr>("tensor_flops"))
+            tensorFlops = t.getInt();
         }
-        double seconds =
-            std::max(machine.memorySeconds(bytes), flops / machine.gemmFlops32);
+        double seconds = std::max(machine.memorySeconds(bytes),
+                                  (flops - tensorFlops) / machine.gemmFlops32 +
+                                      tensorFlops / machine.gemmFlops16);
         own.kernels += 1;
         own.kernelSeconds += seconds;
         os << prefix << "   kernel " << kernelIndex++ << ": "
@@ -175,8 +180,11 @@ struct ReportKernelsPass
            << sizeText(launch.getBlockSizeX()) << " threads, ";
         if (cost)
           os << ops << (ops == 1 ? " op" : " ops fused") << ", "
-             << bytesText(bytes) << ", " << flopText(flops) << ": "
-             << microseconds(seconds);
+             << bytesText(bytes) << ", " << flopText(flops)
+             << (tensorFlops
+                     ? " (" + flopText(tensorFlops) + " on tensor cores)"
+                     : std::string())
+             << ": " << microseconds(seconds);
         else
           os << "no cost recorded";
         if (auto loc = dyn_cast<FileLineColLoc>(launch.getLoc()))

@@ -1,5 +1,6 @@
 // RUN: tp-opt %s --split-input-file --tp-fuse-attention | FileCheck %s
 // RUN: tp-opt %s --split-input-file --tp-fuse-attention=matmul-precision=high | FileCheck %s --check-prefix=HIGH
+// RUN: tp-opt %s --split-input-file --tp-fuse-attention=tensor-cores=false | FileCheck %s --check-prefix=NOTC
 // RUN: not tp-opt %s --split-input-file --tp-fuse-attention=matmul-precision=fast 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: tp-fuse-attention: matmul precision 'fast' is not one of highest, high, medium
 
@@ -417,12 +418,33 @@ func.func @wide_head(%q: memref<1x20x2x160xf32>, %k: memref<1x20x2x160xf32>, %v:
 
 // -----
 
-// Fusing must pay on the cost model's machine: 2 heads of 128 over 2048 tokens
-// in bf16 run their GEMMs on tensor cores (and read 16 MB of scores four
-// times), faster than the kernel's CUDA-core multiply-adds: unfused.
+// 2 heads of 128 over 2048 tokens in bf16: the kernel's contractions run on
+// tensor cores as the GEMMs' would, and it never writes the 16 MB of scores
+// the unfused path reads four times: fused, into the mma.sync kernel. A block
+// per 64 queries (32 per head) of 128 threads; the keys staged key-major and
+// the values feature-major, each row padded by 8; per tile of 64 keys, 8 x 8
+// mma.sync for the scores (8 key tiles of 8, head dimension in 8 steps of 16)
+// and 16 x 4 for the weighted sum (16 feature tiles of 8, the keys in 4 steps
+// of 16); the row statistics meet over the quads of lanes (shuffles by 1 and
+// 2).
+
+// Without tensor cores (before sm_80) the kernel's multiply-adds would run on
+// the CUDA cores, slower than the GEMMs on tensor cores: unfused.
 
 // CHECK-LABEL: func.func @long_bf16
-// CHECK-NOT: gpu.launch
+// NOTC-LABEL: func.func @long_bf16
+// NOTC-NOT: gpu.launch
+// NOTC-LABEL: func.func @long_grouped_bf16
+// NOTC-NOT: gpu.launch
+// NOTC-LABEL: func.func @long_f32
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c64, {{.*}}) threads({{.*}}) in ({{.*}} = %c128, {{.*}}) workgroup({{.*}} : memref<64x136xbf16, #gpu.address_space<workgroup>>, {{.*}} : memref<128x72xbf16, #gpu.address_space<workgroup>>)
+// CHECK-COUNT-64: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 16]} : (vector<4x2xbf16>, vector<2x2xbf16>, vector<2x2xf32>) -> vector<2x2xf32>
+// CHECK: math.exp
+// CHECK-COUNT-64: nvgpu.mma.sync
+// CHECK-NOT: nvgpu.mma.sync
+// CHECK: gpu.shuffle xor %{{.*}}, %c1_i32
+// CHECK: gpu.shuffle xor %{{.*}}, %c2_i32
+// CHECK-NOT: linalg.generic
 
 func.func @long_bf16(%q: memref<1x2048x2x128xbf16>, %k: memref<1x2048x2x128xbf16>, %v: memref<1x2048x2x128xbf16>, %mask: memref<2048x2048xbf16>, %o: memref<1x2048x2x128xbf16>) {
   %zero = arith.constant 0.0 : bf16
@@ -481,11 +503,12 @@ func.func @long_bf16(%q: memref<1x2048x2x128xbf16>, %k: memref<1x2048x2x128xbf16
 // -----
 
 // The same in grouped-query attention (2 query heads over 1 key/value head):
-// its contractions are GEMM calls too (the group's query heads a batch loop
-// of stride 0 in the keys and values), on tensor cores: unfused, as above.
+// fused as above, the group's query heads a batch dimension of the grid.
 
 // CHECK-LABEL: func.func @long_grouped_bf16
-// CHECK-NOT: gpu.launch
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c64, {{.*}})
+// CHECK-COUNT-128: nvgpu.mma.sync
+// CHECK-NOT: linalg.generic
 
 func.func @long_grouped_bf16(%q: memref<1x2048x1x2x128xbf16>, %k: memref<1x2048x1x128xbf16>, %v: memref<1x2048x1x128xbf16>, %mask: memref<2048x2048xbf16>, %o: memref<1x2048x1x2x128xbf16>) {
   %zero = arith.constant 0.0 : bf16

@@ -24,6 +24,10 @@
 // CHECK: tp-report @grouped: 0 kernels and 4 GEMM calls a run
 // A grid known at run time only says so.
 // CHECK: tp-report @dynamic:   kernel 0: a run-time number of blocks x 64 threads, no cost recorded
+// The attention kernel's mma.sync flops (tensor_flops, part of flops) at the
+// 16-bit rate: 60 Gflop at 600 TFLOP/s, 100 us, plus the other 1 Gflop at 50,
+// 20 us.
+// CHECK: tp-report @tensor:   kernel 0: 8 blocks x 128 threads, 7 ops fused, 1.00 MB, 61.00 Gflop (60.00 Gflop on tensor cores): 120.00 us
 // MODEL: error: tp-report-kernels: cannot read the machine model
 // At matmul precision 'high', f32 GEMMs run on TF32 tensor cores: 300
 // TFLOP/s on the H200 model; the 2 Gflop GEMM's 16 MB take
@@ -94,6 +98,17 @@ func.func @dynamic(%ctx: !llvm.ptr, %n: index) {
              threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1) {
     gpu.terminator
   }
+  return
+}
+
+func.func @tensor(%ctx: !llvm.ptr) {
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c128 = arith.constant 128 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c8, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c128, %sy = %c1, %sz = %c1) {
+    gpu.terminator
+  } {tp.cost = {bytes = 1000000 : i64, flops = 61000000000 : i64, ops = 7 : i64, tensor_flops = 60000000000 : i64}}
   return
 }
 

@@ -244,12 +244,15 @@ LogicalResult TPDialect::verifyOperationAttribute(Operation *op,
       return value && value.getType().isInteger(64) &&
              !value.getValue().isNegative();
     };
-    if (!dict || dict.size() != 3 || !isCount("bytes") || !isCount("flops") ||
-        !isCount("ops"))
+    // tensor_flops (the flops on tensor cores, part of flops) is optional.
+    bool tensor = dict && dict.contains("tensor_flops");
+    if (!dict || dict.size() != 3u + tensor || !isCount("bytes") ||
+        !isCount("flops") || !isCount("ops") ||
+        (tensor && !isCount("tensor_flops")))
       return op->emitOpError()
              << "'" << kCostAttrName
              << "' must be a dictionary of three non-negative i64 counts, "
-                "{bytes, flops, ops}, got "
+                "{bytes, flops, ops}, and optionally tensor_flops, got "
              << attr.getValue();
     return success();
   }

@@ -89,7 +89,8 @@ def TP_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kManifestAttrName = "tp.manifest";
     static constexpr ::llvm::StringLiteral kPlanAttrName = "tp.plan";
     /// What a GPU kernel moves and computes (tp-map-linalg-to-gpu), for
-    /// tp-report-kernels: {bytes, flops, ops} on a gpu.launch.
+    /// tp-report-kernels: {bytes, flops, ops} on a gpu.launch, and
+    /// tensor_flops, the part of the flops on tensor cores (mma.sync).
     static constexpr ::llvm::StringLiteral kCostAttrName = "tp.cost";
 
   private:
