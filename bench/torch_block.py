@@ -159,6 +159,23 @@ def main():
         ms = timed(lambda _: [a @ b for a, b in ops], None)
         print("%-26s cuBLAS GEMMs   %9.3f ms  %8.1f TFLOP/s (ceiling)"
               % (name, ms, flops / ms / 1e9))
+    # The attention alone at the Llama-7B layer's shapes, bf16, causal: the
+    # peer of tp-mlir's attention kernel (gpu-check's attention-llama7b-bf16).
+    # SDPA with is_causal skips the tiles past the diagonal; with the mask as
+    # a tensor it computes them all, as tp-mlir's kernel does.
+    F = torch.nn.functional
+    if hasattr(F, "scaled_dot_product_attention"):
+        b, h, s, d = 1, 32, 2048, 128
+        q, k, v = (torch.randn(b, h, s, d, device=dev, dtype=torch.bfloat16)
+                   for _ in range(3))
+        mask = torch.ones(s, s, device=dev, dtype=torch.bool).tril()
+        flops = 4 * b * h * s * s * d
+        ms = timed(lambda _: F.scaled_dot_product_attention(q, k, v, is_causal=True), None)
+        print("%-26s SDPA is_causal %9.3f ms  %8.1f TFLOP/s (of the full scores)"
+              % ("attention 32x2048x128 bf16", ms, flops / ms / 1e9))
+        ms = timed(lambda _: F.scaled_dot_product_attention(q, k, v, attn_mask=mask), None)
+        print("%-26s SDPA mask      %9.3f ms  %8.1f TFLOP/s"
+              % ("attention 32x2048x128 bf16", ms, flops / ms / 1e9))
     src = torch.empty(1 << 28, device=dev, dtype=torch.float32)  # 1 GiB
     dst = torch.empty_like(src)
     ms = timed(lambda _: dst.copy_(src), None)

@@ -10,12 +10,13 @@
 # tp-compile --target cuda and its unsharded CPU reference (--unsharded
 # --reference), and copies tp-run, libtprt and the libraries `ldd` names that a
 # bare machine may lack (OpenBLAS and its Fortran runtime, OpenMPI's libraries)
-# into BUNDLE (default build-gpu-check/, an ignored path; about 48 MiB, under
-# the 64 MiB a device run carries). `run` then prints, for the integration models and the GPT-2-small
+# into BUNDLE (default build-gpu-check/, an ignored path; about 20 MiB with the
+# CPU GEMM libraries xz-compressed, under the 64 MiB a device run carries). `run` then prints, for the integration models and the GPT-2-small
 # block (d 768, 12 heads, seq 128, batch 4) on 1, 2, 4 and 8 ranks sharing the
 # GPU: --verify PASS/FAIL against the CPU reference and the best time of 5 runs;
 # for the Llama-7B-sized layer (gen_gpt.py --llama: d 4096, 32 heads, MLP 11008, seq 2048, bf16) on
-# 1 and 4 ranks: the time and the profile; device times by kind of op (CUDA
+# 1 and 4 ranks: the time and the profile; the attention alone at its shapes
+# (bf16, causal, one kernel) against PyTorch's SDPA; device times by kind of op (CUDA
 # events: kernels, GEMMs with their TFLOP/s, collectives, copies); and the same
 # blocks in PyTorch eager on that GPU with the ceilings (cuBLAS alone on the
 # same GEMM shapes, a device-to-device copy's bandwidth; bench/torch_block.py). It stops at the
@@ -51,13 +52,24 @@ prepare() {
     /usr/bin/python3 "$root/bench/gen_gpt.py" $(llama_shapes $n) | sed 's/f32/bf16/g' \
       > "$m/llama7b-bf16-tp$n.mlir"
   done
+  # The attention alone (test/Integration/Inputs/causal-attention.mlir: scores,
+  # causal mask from the indices, softmax, weighted sum; one kernel) in bf16 on
+  # one rank: at a small shape (verified; the tensor-core kernel's first run on
+  # a GPU) and at the Llama-7B layer's (32 heads of 128, 2048 tokens; timed
+  # against PyTorch's SDPA in torch_block.py).
+  local causal=$root/test/Integration/Inputs/causal-attention.mlir
+  sed 's/f32/bf16/g; s/0xFF800000/0xFF80/' "$causal" |
+    sed -e ':a' -e 's/x24x/x32x/;ta' | sed -e ':b' -e 's/x40x/x80x/;tb' > "$m/attention-small-bf16.mlir"
+  sed 's/f32/bf16/g; s/0xFF800000/0xFF80/; s/"tp" = 2/"tp" = 1/; s/2x40x4x24x/1x2048x32x128x/g;
+       s/2x4x40x40x/1x32x2048x2048x/g; s/2x4x40x/1x32x2048x/g; s/0\.2041241/0.0883883/' \
+    "$causal" > "$m/attention-llama7b-bf16.mlir"
   for src in "$m"/*.mlir; do
     local name
     name=$(basename "$src" .mlir)
     "$compile" "$src" --target cuda -o "$bundle/models/$name.so" ||
       { echo "gpu-check: $name does not compile for cuda" >&2; exit 1; }
     # The 7B-sized layer is too big for the CPU reference: timed, not verified.
-    case $name in llama7b-*) continue ;; esac
+    case $name in llama7b-*|attention-llama7b-*) continue ;; esac
     "$compile" "$src" --unsharded --reference -o "$bundle/models/$name-ref.so" ||
       { echo "gpu-check: $name's reference does not compile" >&2; exit 1; }
   done
@@ -75,6 +87,13 @@ prepare() {
       *) cp -L "$lib" "$bundle/lib/" ;;
     esac
   done
+  # The CPU GEMM libraries (oneDNN, OpenBLAS: about 75 MiB, which libtprt
+  # links but a CUDA run never calls) travel xz-compressed (about 11 MiB), so
+  # that the bundle stays under the 64 MiB a device run carries; `run`
+  # unpacks them with Python's lzma.
+  for lib in "$bundle"/lib/libdnnl.so* "$bundle"/lib/libopenblas.so*; do
+    [ -f "$lib" ] && xz -T0 -6 "$lib"
+  done
   cp "$root/bench/torch_block.py" "$bundle/"
   cp "$0" "$bundle/gpu-check.sh"
   echo "gpu-check: bundle in $bundle ($(du -sh "$bundle" | cut -f1)); on the GPU machine:"
@@ -83,6 +102,13 @@ prepare() {
 
 run() {
   [ -x "$bundle/bin/tp-run" ] || { echo "gpu-check: no bundle at $bundle (prepare first)" >&2; exit 2; }
+  for packed in "$bundle"/lib/*.xz; do
+    [ -f "$packed" ] || continue
+    python3 -c "import lzma, shutil, sys
+with lzma.open(sys.argv[1]) as src, open(sys.argv[2], 'wb') as dst:
+    shutil.copyfileobj(src, dst)" "$packed" "${packed%.xz}" ||
+      { echo "gpu-check: cannot unpack $packed" >&2; exit 2; }
+  done
   export LD_LIBRARY_PATH=$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   local tprun=$bundle/bin/tp-run models=$bundle/models failures=0
   if ! python3 -c "import ctypes; ctypes.CDLL('libcuda.so.1')" 2>/dev/null; then
@@ -95,7 +121,7 @@ run() {
   for so in "$models"/*.so; do
     local name
     name=$(basename "$so" .so)
-    case $name in *-ref|llama7b-*) continue ;; esac
+    case $name in *-ref|llama7b-*|attention-llama7b-*) continue ;; esac
     local out
     out=$("$tprun" "$so" --backend cuda --random-inputs --verify \
             --reference "$models/$name-ref.so" --repeat 5 2>&1)
@@ -136,6 +162,9 @@ run() {
     "$tprun" "$models/llama7b-bf16-tp$n.so" --backend cuda --random-inputs \
       --repeat 3 --profile 2>&1 | sed "s/^/tp$n: /"
   done
+  echo "== attention alone, bf16, Llama-7B layer's shapes (1 x 32 heads x 2048 x 128, causal): one kernel"
+  "$tprun" "$models/attention-llama7b-bf16.so" --backend cuda --random-inputs \
+    --repeat 20 --profile 2>&1 | sed -n '/^best of/p;/^device time/,$p' | sed "s/^/attention: /"
   # nccl-mpi: one GPU a process under mpirun (NCCL refuses two ranks of one
   # communicator on one GPU): needs OpenMPI on the machine and 2 GPUs.
   local gpus
