@@ -1035,7 +1035,10 @@ def FuseAttentionPass : Pass<"tp-fuse-attention", "::mlir::func::FuncOp"> {
     its `nvgpu.mma.sync` A fragments once (m16n8k16: a lane of group g =
     lane / 4 and t = lane % 4 holds rows g and g + 8); then per tile of 64
     keys the keys (key-major) and the values (feature-major) are staged,
-    each row padded by 8 elements, zeros past the last key. A warp's scores
+    each row padded by 8 elements, zeros past the last key; where an
+    operand's head dimension is its innermost, of unit stride, with its
+    offset and other strides multiples of 8, each thread stages 16 bytes
+    at a time (aligned vector loads). A warp's scores
     are 8 m16n8 f32 accumulators (head dimension / 16 mma.sync each); each
     score is rounded as the scores are stored and goes through the
     pointwise ops' cloned bodies (a key past the end is -inf); each row's

@@ -53,6 +53,9 @@ constexpr int64_t kMmaRowsPerWarp = 16;
 constexpr int64_t kMmaRowsPerBlock = kMmaRowsPerWarp * kWarps;
 constexpr int64_t kMmaKeysPerTile = 64;
 constexpr int64_t kMmaPad = 8;
+/// What one thread stages at a time where the operand's layout allows: 16
+/// bytes (eight f16 or bf16).
+constexpr int64_t kStageBytes = 16;
 
 /// A contraction `out += a * b` (each operand optionally widened first) with
 /// one reduction loop, on statically shaped buffers of floats.
@@ -898,18 +901,29 @@ public:
     // query), then each warp's A fragments: k-tile kt, register r holds row
     // g + 8 (r mod 2), head elements 16 kt + 2t + 8 (r div 2) and the next.
     Value threads = index(b, kWarps * 32);
-    stage(b, tid, threads, kMmaRowsPerBlock, headDim,
-          [&](OpBuilder &b, Value r, Value d) {
-            Value row = arith::AddIOp::create(b, loc, firstRow, r);
-            Value valid = arith::CmpIOp::create(
-                b, loc, arith::CmpIPredicate::ult, row, index(b, queries));
-            Value element =
-                guardedNarrowLoad(b, valid, qkType, [&](OpBuilder &b) {
-                  return loadOperand(b, qk, att.queryInput,
-                                     scoresLoops(b, row, zero(b), d));
-                });
-            memref::StoreOp::create(b, loc, element, ks, ValueRange{r, d});
-          });
+    auto storeRow = [&](Value tileBuffer) {
+      return [&, tileBuffer](OpBuilder &b, Value value, Value r, Value c) {
+        if (auto vector = dyn_cast<VectorType>(value.getType())) {
+          vector::StoreOp::create(b, loc, value, tileBuffer, ValueRange{r, c})
+              .setAlignment(kStageBytes);
+          return;
+        }
+        memref::StoreOp::create(b, loc, value, tileBuffer, ValueRange{r, c});
+      };
+    };
+    stageOperand(
+        b, tid, threads, kMmaRowsPerBlock, headDim, qk, att.queryInput,
+        att.scores.reduction, qkType,
+        [&](OpBuilder &b, Value r, Value d) {
+          return scoresLoops(b, arith::AddIOp::create(b, loc, firstRow, r),
+                             zero(b), d);
+        },
+        [&](OpBuilder &b, Value r) -> Value {
+          Value row = arith::AddIOp::create(b, loc, firstRow, r);
+          return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row,
+                                       index(b, queries));
+        },
+        storeRow(ks));
     gpu::BarrierOp::create(b, loc);
     SmallVector<Value> qFrags;
     for (int64_t kt = 0; kt < headDim / 16; ++kt)
@@ -946,26 +960,34 @@ public:
       };
       // The tile's keys (key-major) and values (feature-major), zeros past
       // the last key.
-      stage(b, tid, threads, kMmaKeysPerTile, headDim,
-            [&](OpBuilder &b, Value j, Value d) {
-              auto [key, valid] = keyAt(b, j);
-              Value element =
-                  guardedNarrowLoad(b, valid, qkType, [&](OpBuilder &b) {
-                    return loadOperand(b, qk, 1 - att.queryInput,
-                                       scoresLoops(b, zero(b), key, d));
-                  });
-              memref::StoreOp::create(b, loc, element, ks, ValueRange{j, d});
-            });
-      stage(b, tid, threads, kMmaKeysPerTile, features,
-            [&](OpBuilder &b, Value j, Value e) {
-              auto [key, valid] = keyAt(b, j);
-              Value element =
-                  guardedNarrowLoad(b, valid, vType, [&](OpBuilder &b) {
-                    return loadOperand(b, pv, 1 - att.probInput,
-                                       weightedLoops(b, zero(b), key, e));
-                  });
-              memref::StoreOp::create(b, loc, element, vt, ValueRange{e, j});
-            });
+      auto keyValid = [&](OpBuilder &b, Value j) { return keyAt(b, j).second; };
+      stageOperand(
+          b, tid, threads, kMmaKeysPerTile, headDim, qk, 1 - att.queryInput,
+          att.scores.reduction, qkType,
+          [&](OpBuilder &b, Value j, Value d) {
+            return scoresLoops(b, zero(b), keyAt(b, j).first, d);
+          },
+          keyValid, storeRow(ks));
+      // The values transposed: a vector's elements to 8 rows of the tile.
+      stageOperand(
+          b, tid, threads, kMmaKeysPerTile, features, pv, 1 - att.probInput,
+          att.featureLoop, vType,
+          [&](OpBuilder &b, Value j, Value e) {
+            return weightedLoops(b, zero(b), keyAt(b, j).first, e);
+          },
+          keyValid,
+          [&](OpBuilder &b, Value value, Value j, Value e) {
+            auto vector = dyn_cast<VectorType>(value.getType());
+            if (!vector) {
+              memref::StoreOp::create(b, loc, value, vt, ValueRange{e, j});
+              return;
+            }
+            for (int64_t i = 0; i < vector.getNumElements(); ++i)
+              memref::StoreOp::create(b, loc,
+                                      vector::ExtractOp::create(
+                                          b, loc, value, ArrayRef<int64_t>{i}),
+                                      vt, ValueRange{plus(b, e, i), j});
+          });
       gpu::BarrierOp::create(b, loc);
 
       // The scores: n-tile nt covers keys 8 nt .. 8 nt + 7; its B fragments
@@ -1128,6 +1150,83 @@ private:
         arith::ConstantOp::create(b, loc, cast<TypedAttr>(b.getZeroAttr(type)))
             .getResult());
     return choose.getResult(0);
+  }
+
+  /// Whether input `input` of `op` can be staged `kStageBytes` at a time:
+  /// `loop` is its innermost dimension, of unit stride, its offset and other
+  /// strides multiples of the vector (so that every vector is aligned), its
+  /// elements of `type` already.
+  static bool stagesVectors(linalg::GenericOp op, unsigned input, unsigned loop,
+                            Type type, int64_t count) {
+    OpOperand *operand = op.getDpsInputOperand(input);
+    auto memref = cast<MemRefType>(operand->get().getType());
+    if (memref.getElementType() != type)
+      return false;
+    int64_t width = kStageBytes / (type.getIntOrFloatBitWidth() / 8);
+    AffineMap map = op.getMatchingIndexingMap(operand);
+    std::optional<unsigned> position =
+        map.getResultPosition(getAffineDimExpr(loop, op.getContext()));
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    if (count % width != 0 || !position ||
+        *position != map.getNumResults() - 1 ||
+        failed(memref.getStridesAndOffset(strides, offset)) ||
+        strides.back() != 1 || ShapedType::isDynamic(offset) ||
+        offset % width != 0)
+      return false;
+    return llvm::all_of(ArrayRef<int64_t>(strides).drop_back(), [&](int64_t s) {
+      return !ShapedType::isDynamic(s) && s % width == 0;
+    });
+  }
+
+  /// A `rows` x `cols` tile of input `input` of `op` staged by the block's
+  /// threads: row r's element c read at `loopsAt(r, c)` where `validAt(r)`,
+  /// else 0, converted to `type`, handed to `store(value, r, c)`. Where the
+  /// input allows (stagesVectors), each thread reads 16 bytes (aligned
+  /// vector loads: ld.global.v4) and `store` gets the vector of the elements
+  /// at c, c + 1, ...; else one element at a time.
+  void stageOperand(
+      OpBuilder &b, Value tid, Value threads, int64_t rows, int64_t cols,
+      linalg::GenericOp op, unsigned input, unsigned colLoop, Type type,
+      llvm::function_ref<SmallVector<Value>(OpBuilder &, Value, Value)> loopsAt,
+      llvm::function_ref<Value(OpBuilder &, Value)> validAt,
+      llvm::function_ref<void(OpBuilder &, Value, Value, Value)> store) {
+    if (!stagesVectors(op, input, colLoop, type, cols)) {
+      stage(b, tid, threads, rows, cols, [&](OpBuilder &b, Value r, Value c) {
+        Value element =
+            guardedNarrowLoad(b, validAt(b, r), type, [&](OpBuilder &b) {
+              return loadOperand(b, op, input, loopsAt(b, r, c));
+            });
+        store(b, element, r, c);
+      });
+      return;
+    }
+    int64_t width = kStageBytes / (type.getIntOrFloatBitWidth() / 8);
+    auto vectorType = VectorType::get({width}, type);
+    stage(b, tid, threads, rows, cols / width,
+          [&](OpBuilder &b, Value r, Value group) {
+            Value c = arith::MulIOp::create(b, loc, group, index(b, width));
+            auto choose =
+                scf::IfOp::create(b, loc, vectorType, validAt(b, r), true);
+            {
+              OpBuilder::InsertionGuard guard(b);
+              b.setInsertionPointToStart(&choose.getThenRegion().front());
+              OpOperand *operand = op.getDpsInputOperand(input);
+              auto read = vector::LoadOp::create(
+                  b, loc, vectorType, operand->get(),
+                  indicesOf(b, op.getMatchingIndexingMap(operand),
+                            loopsAt(b, r, c)));
+              read.setAlignment(kStageBytes);
+              scf::YieldOp::create(b, loc, read.getResult());
+              b.setInsertionPointToStart(&choose.getElseRegion().front());
+              scf::YieldOp::create(
+                  b, loc,
+                  arith::ConstantOp::create(
+                      b, loc, cast<TypedAttr>(b.getZeroAttr(vectorType)))
+                      .getResult());
+            }
+            store(b, choose.getResult(0), r, c);
+          });
   }
 
   /// `value` folded over the quad of lanes holding the same rows of an

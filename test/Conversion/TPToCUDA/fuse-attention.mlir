@@ -438,6 +438,13 @@ func.func @wide_head(%q: memref<1x20x2x160xf32>, %k: memref<1x20x2x160xf32>, %v:
 // NOTC-NOT: gpu.launch
 // NOTC-LABEL: func.func @long_f32
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c64, {{.*}}) threads({{.*}}) in ({{.*}} = %c128, {{.*}}) workgroup({{.*}} : memref<64x136xbf16, #gpu.address_space<workgroup>>, {{.*}} : memref<128x72xbf16, #gpu.address_space<workgroup>>)
+// The queries, keys and values are staged 16 bytes a thread (aligned: their
+// head dimension is innermost, of unit stride).
+// CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<1x2048x2x128xbf16>, vector<8xbf16>
+// CHECK: vector.store %{{.*}} {alignment = 16 : i64} : memref<64x136xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
+// CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<1x2048x2x128xbf16>, vector<8xbf16>
+// CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<1x2048x2x128xbf16>, vector<8xbf16>
+// CHECK: vector.extract %{{.*}}[7] : bf16 from vector<8xbf16>
 // CHECK-COUNT-64: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 16]} : (vector<4x2xbf16>, vector<2x2xbf16>, vector<2x2xf32>) -> vector<2x2xf32>
 // CHECK: math.exp
 // CHECK-COUNT-64: nvgpu.mma.sync
