@@ -1369,7 +1369,16 @@ def ExpandArithPass : Pass<"tp-expand-arith"> {
     ```
 
     becomes divisions, compares and selects for `%q`; `%m` stays.
+
+    With `bf16-conversions=false` the bf16 `extf`/`truncf` stay too: the
+    CUDA lowering's kernels for sm_80 and later, where NVPTX has the
+    instructions (`cvt.f32.bf16`, `cvt.rn.bf16.f32`, `cvt.rn.bf16x2.f32`
+    for pairs) that replace about ten integer ops each.
   }];
+  let options = [
+    Option<"bf16Conversions", "bf16-conversions", "bool", /*default=*/"true",
+           "Expand bf16 extf/truncf into integer bit manipulation (targets without bf16 conversion instructions)">,
+  ];
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 

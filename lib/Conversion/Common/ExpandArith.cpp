@@ -27,10 +27,13 @@ using namespace mlir;
 namespace {
 
 struct ExpandArithPass : public tp::impl::ExpandArithPassBase<ExpandArithPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     arith::populateCeilFloorDivExpandOpsPatterns(patterns);
-    arith::populateExpandBFloat16Patterns(patterns);
+    if (bf16Conversions)
+      arith::populateExpandBFloat16Patterns(patterns);
     arith::populateExpandScalingExtTruncPatterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns)))) {
       getOperation()->emitError("--tp-expand-arith did not converge");

@@ -108,14 +108,17 @@ void mlir::tp::addBufferFrontPasses(OpPassManager &pm,
   pm.addPass(createCheckSliceOffsetsPass());
 }
 
-void mlir::tp::addNarrowFloatEmulationPasses(OpPassManager &pm) {
+void mlir::tp::addNarrowFloatEmulationPasses(OpPassManager &pm,
+                                             bool nativeBF16Conversions) {
   arith::ArithEmulateUnsupportedFloatsOptions emulate;
   emulate.sourceTypeStrs = {"f16", "bf16"};
   emulate.targetTypeStr = "f32";
   pm.addPass(arith::createArithEmulateUnsupportedFloats(emulate));
   pm.addPass(math::createMathExtendToSupportedTypes());
   // Float minimum/maximum stay for LLVM's intrinsics (vectorized reductions).
-  pm.addPass(createExpandArithPass());
+  ExpandArithPassOptions expand;
+  expand.bf16Conversions = !nativeBF16Conversions;
+  pm.addPass(createExpandArithPass(expand));
 }
 
 void mlir::tp::addHostToLLVMPasses(OpPassManager &pm) {

@@ -43,8 +43,10 @@ void addBufferFrontPasses(OpPassManager &pm, const BufferFrontOptions &options);
 
 /// f16 and bf16 as storage types: scalar arithmetic and math on them runs
 /// in f32, and bf16 conversions become integer code (no compiler runtime
-/// support needed). Runs on whatever `pm` is nested on.
-void addNarrowFloatEmulationPasses(OpPassManager &pm);
+/// support needed) unless `nativeBF16Conversions` (the target has the
+/// instructions: NVPTX from sm_80). Runs on whatever `pm` is nested on.
+void addNarrowFloatEmulationPasses(OpPassManager &pm,
+                                   bool nativeBF16Conversions = false);
 
 /// The end of a host lowering, after memref/math are LLVM: arith, func
 /// (bare pointers), cf and index to LLVM, casts reconciled.

@@ -42,12 +42,13 @@ void mlir::tp::buildLowerToCUDAPipeline(OpPassManager &pm,
   attention.matmulPrecision = options.matmulPrecision;
   // mma.sync's m16n8k16 for f16 and bf16 needs sm_80 or later.
   unsigned smVersion = 0;
-  attention.tensorCores = StringRef(options.chip).starts_with("sm_") &&
-                          !StringRef(options.chip)
-                               .drop_front(3)
-                               .take_while(llvm::isDigit)
-                               .getAsInteger(10, smVersion) &&
-                          smVersion >= 80;
+  bool sm80 = StringRef(options.chip).starts_with("sm_") &&
+              !StringRef(options.chip)
+                   .drop_front(3)
+                   .take_while(llvm::isDigit)
+                   .getAsInteger(10, smVersion) &&
+              smVersion >= 80;
+  attention.tensorCores = sm80;
   pm.addNestedPass<func::FuncOp>(createFuseAttentionPass(attention));
   ConvertGemmToBlasPassOptions gemms;
   gemms.epilogues = true;
@@ -79,7 +80,8 @@ void mlir::tp::buildLowerToCUDAPipeline(OpPassManager &pm,
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
   kernels.addPass(createLowerAffinePass());
   kernels.addPass(createSCFToControlFlowPass());
-  addNarrowFloatEmulationPasses(kernels);
+  // sm_80 and later convert bf16 in one instruction (cvt.rn.bf16x2.f32).
+  addNarrowFloatEmulationPasses(kernels, /*nativeBF16Conversions=*/sm80);
   kernels.addPass(memref::createExpandStridedMetadataPass());
   // The attention kernel's mma.sync: bf16 by hand, f16 upstream.
   kernels.addPass(createLowerBF16MmaPass());
