@@ -89,7 +89,8 @@ SmallVector<Planned> collect(func::FuncOp func) {
     }
     if (!ok || !dealloc)
       continue;
-    planned.push_back({alloc, dealloc, llvm::alignTo(*bytes, kAlignment),
+    planned.push_back({alloc, dealloc,
+                       static_cast<int64_t>(llvm::alignTo(*bytes, kAlignment)),
                        position[alloc], position[dealloc], 0});
   }
   return planned;
