@@ -555,17 +555,8 @@ public:
 
   gpu::LaunchOp buildScalar() {
     linalg::GenericOp qk = att.scores.op, pv = att.weighted.op;
-    auto scoresType = cast<MemRefType>(qk.getDpsInits()[0].getType());
-    ArrayRef<int64_t> shape = scoresType.getShape();
-    rank = shape.size();
-    queries = shape[att.queryDim];
-    keys = shape[rank - 1];
-    headDim = qk.getStaticLoopRanges()[att.scores.reduction];
-    features = pv.getStaticLoopRanges()[att.featureLoop];
+    int64_t batches = readShapes();
     chunks = (features + 31) / 32;
-    int64_t batches = 1;
-    for (unsigned d : att.batchDims)
-      batches *= shape[d];
     int64_t tiles = (queries + kRowsPerBlock - 1) / kRowsPerBlock;
 
     OpBuilder b(pv);
@@ -595,19 +586,7 @@ public:
     Value warp = arith::DivUIOp::create(b, loc, tid, c32);
     Value lane = arith::RemUIOp::create(b, loc, tid, c32);
 
-    // The block's batch indices (row-major over the batch dimensions) and
-    // its first query row.
-    Value block = launch.getBlockIds().x;
-    Value tile = arith::RemUIOp::create(b, loc, block, index(b, tiles));
-    Value batch = arith::DivUIOp::create(b, loc, block, index(b, tiles));
-    coords.assign(rank, Value());
-    for (unsigned d : llvm::reverse(att.batchDims)) {
-      Value size = index(b, shape[d]);
-      coords[d] = arith::RemUIOp::create(b, loc, batch, size);
-      batch = arith::DivUIOp::create(b, loc, batch, size);
-    }
-    Value firstRow =
-        arith::MulIOp::create(b, loc, tile, index(b, kRowsPerBlock));
+    Value firstRow = blockStart(b, launch, tiles, kRowsPerBlock);
 
     // The block's queries, staged (zeros past the last query).
     Value threads = index(b, kWarps * 32);
@@ -802,16 +781,7 @@ public:
   /// A fragments of the weighted sum's mma.sync as they lie.
   gpu::LaunchOp buildMma() {
     linalg::GenericOp qk = att.scores.op, pv = att.weighted.op;
-    auto scoresType = cast<MemRefType>(qk.getDpsInits()[0].getType());
-    ArrayRef<int64_t> shape = scoresType.getShape();
-    rank = shape.size();
-    queries = shape[att.queryDim];
-    keys = shape[rank - 1];
-    headDim = qk.getStaticLoopRanges()[att.scores.reduction];
-    features = pv.getStaticLoopRanges()[att.featureLoop];
-    int64_t batches = 1;
-    for (unsigned d : att.batchDims)
-      batches *= shape[d];
+    int64_t batches = readShapes();
     int64_t tiles = (queries + kMmaRowsPerBlock - 1) / kMmaRowsPerBlock;
     Type qkType = elementOf(qk.getDpsInputs()[0]);
     Type vType = elementOf(pv.getDpsInputs()[1 - att.probInput]);
@@ -848,17 +818,7 @@ public:
     Value t2 = arith::MulIOp::create(
         b, loc, arith::RemUIOp::create(b, loc, lane, index(b, 4)), index(b, 2));
 
-    Value block = launch.getBlockIds().x;
-    Value tile = arith::RemUIOp::create(b, loc, block, index(b, tiles));
-    Value batch = arith::DivUIOp::create(b, loc, block, index(b, tiles));
-    coords.assign(rank, Value());
-    for (unsigned d : llvm::reverse(att.batchDims)) {
-      Value size = index(b, shape[d]);
-      coords[d] = arith::RemUIOp::create(b, loc, batch, size);
-      batch = arith::DivUIOp::create(b, loc, batch, size);
-    }
-    Value firstRow =
-        arith::MulIOp::create(b, loc, tile, index(b, kMmaRowsPerBlock));
+    Value firstRow = blockStart(b, launch, tiles, kMmaRowsPerBlock);
     Value warpRow =
         arith::MulIOp::create(b, loc, warp, index(b, kMmaRowsPerWarp));
     // The block-local rows of the lane: g and g + 8 of its warp's.
@@ -1230,21 +1190,9 @@ private:
   }
 
   /// `value` folded over the quad of lanes holding the same rows of an
-  /// mma.sync fragment (lanes 4g .. 4g + 3), by butterfly shuffles.
+  /// mma.sync fragment (lanes 4g .. 4g + 3).
   Value quadReduce(OpBuilder &b, Value value, gpu::AllReduceOperation kind) {
-    Value width = arith::ConstantIntOp::create(b, loc, 32, 32);
-    for (int64_t offset : {1, 2}) {
-      Value partner =
-          gpu::ShuffleOp::create(
-              b, loc, value, arith::ConstantIntOp::create(b, loc, offset, 32),
-              width, gpu::ShuffleMode::XOR)
-              .getShuffleResult();
-      value =
-          kind == gpu::AllReduceOperation::ADD
-              ? arith::AddFOp::create(b, loc, value, partner).getResult()
-              : arith::MaxNumFOp::create(b, loc, value, partner).getResult();
-    }
-    return value;
+    return butterfly(b, value, kind, {1, 2});
   }
 
   Value index(OpBuilder &b, int64_t v) {
@@ -1359,10 +1307,17 @@ private:
     return loop.getResult(0);
   }
 
-  /// `value` folded over the warp's 32 lanes by butterfly shuffles.
+  /// `value` folded over the warp's 32 lanes.
   Value warpReduce(OpBuilder &b, Value value, gpu::AllReduceOperation kind) {
+    return butterfly(b, value, kind, {16, 8, 4, 2, 1});
+  }
+
+  /// `value` folded (summed, or its maximum) with the lanes at each XOR
+  /// offset of `offsets` in turn, by shuffles.
+  Value butterfly(OpBuilder &b, Value value, gpu::AllReduceOperation kind,
+                  ArrayRef<int64_t> offsets) {
     Value width = arith::ConstantIntOp::create(b, loc, 32, 32);
-    for (int64_t offset = 16; offset >= 1; offset /= 2) {
+    for (int64_t offset : offsets) {
       Value partner =
           gpu::ShuffleOp::create(
               b, loc, value, arith::ConstantIntOp::create(b, loc, offset, 32),
@@ -1374,6 +1329,44 @@ private:
               : arith::MaxNumFOp::create(b, loc, value, partner).getResult();
     }
     return value;
+  }
+
+  ArrayRef<int64_t> scoresShape() {
+    return cast<MemRefType>(att.scores.op.getDpsInits()[0].getType())
+        .getShape();
+  }
+
+  /// The scores' dimensions (rank, queries, keys) and the contractions'
+  /// (head dimension, features) into the builder; returns the batch size.
+  int64_t readShapes() {
+    ArrayRef<int64_t> shape = scoresShape();
+    rank = shape.size();
+    queries = shape[att.queryDim];
+    keys = shape[rank - 1];
+    headDim = att.scores.op.getStaticLoopRanges()[att.scores.reduction];
+    features = att.weighted.op.getStaticLoopRanges()[att.featureLoop];
+    int64_t batches = 1;
+    for (unsigned d : att.batchDims)
+      batches *= shape[d];
+    return batches;
+  }
+
+  /// The block's batch indices (row-major over the batch dimensions, into
+  /// `coords`) and its first query row, for `tiles` blocks of `rows`
+  /// queries per batch index.
+  Value blockStart(OpBuilder &b, gpu::LaunchOp launch, int64_t tiles,
+                   int64_t rows) {
+    ArrayRef<int64_t> shape = scoresShape();
+    Value block = launch.getBlockIds().x;
+    Value tile = arith::RemUIOp::create(b, loc, block, index(b, tiles));
+    Value batch = arith::DivUIOp::create(b, loc, block, index(b, tiles));
+    coords.assign(rank, Value());
+    for (unsigned d : llvm::reverse(att.batchDims)) {
+      Value size = index(b, shape[d]);
+      coords[d] = arith::RemUIOp::create(b, loc, batch, size);
+      batch = arith::DivUIOp::create(b, loc, batch, size);
+    }
+    return arith::MulIOp::create(b, loc, tile, index(b, rows));
   }
 
   /// The score at (row, key) after the pointwise ops: the dot product
