@@ -22,8 +22,16 @@
 #include <oneapi/dnnl/dnnl.h>
 
 // libgomp's, which oneDNN runs on (declared here: clang's sanitizer builds
-// have no omp.h of their own).
-extern "C" void omp_set_num_threads(int threads);
+// have no omp.h of their own). GOMP_parallel is what GCC compiles
+// `#pragma omp parallel` to (libgomp's ABI since GCC 4.9).
+extern "C" {
+void omp_set_num_threads(int threads);
+int omp_get_max_threads(void);
+int omp_get_num_threads(void);
+int omp_get_thread_num(void);
+void GOMP_parallel(void (*fn)(void *), void *data, unsigned threads,
+                   unsigned flags);
+}
 #endif
 
 using namespace tprt;
@@ -76,6 +84,45 @@ void followGemmThreads() {
 }
 #endif
 
+#ifdef TPRT_HAS_ONEDNN
+// ThreadSanitizer does not see libgomp's hand-offs (it is not instrumented):
+// a parallel_for's fork and join are told to it as a release and an acquire.
+#if defined(__SANITIZE_THREAD__)
+#define TPRT_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TPRT_TSAN 1
+#endif
+#endif
+#ifdef TPRT_TSAN
+extern "C" void __tsan_acquire(void *addr);
+extern "C" void __tsan_release(void *addr);
+void tsanAcquire(void *addr) { __tsan_acquire(addr); }
+void tsanRelease(void *addr) { __tsan_release(addr); }
+#else
+void tsanAcquire(void *) {}
+void tsanRelease(void *) {}
+#endif
+
+struct ParallelFor {
+  void (*body)(void *, int64_t, int64_t);
+  void *args;
+  int64_t lo, count;
+};
+
+/// One team member's share: an equal part of the range, in team order.
+void runShare(void *data) {
+  tsanAcquire(data);
+  const ParallelFor &job = *static_cast<const ParallelFor *>(data);
+  int64_t threads = omp_get_num_threads(), me = omp_get_thread_num();
+  int64_t begin = job.lo + job.count * me / threads;
+  int64_t end = job.lo + job.count * (me + 1) / threads;
+  if (begin < end)
+    job.body(job.args, begin, end);
+  tsanRelease(data);
+}
+#endif
+
 void openblasSgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
                    const float *a, int64_t lda, const float *b, int64_t ldb,
                    float beta, float *c, int64_t ldc) {
@@ -125,6 +172,27 @@ void tprt::setCpuGemmThreads(int threads) {
   if (threads > 0 && openblas_get_num_threads() != threads)
     openblas_set_num_threads(threads);
   gemmThreads.store(threads, std::memory_order_relaxed);
+}
+
+void tprt::cpuParallelFor(void (*body)(void *, int64_t, int64_t), void *args,
+                          int64_t lo, int64_t hi) {
+  int64_t count = hi - lo;
+#ifdef TPRT_HAS_ONEDNN
+  followGemmThreads();
+  int threads = gemmThreads.load(std::memory_order_relaxed);
+  if (threads <= 0)
+    threads = omp_get_max_threads();
+  threads = static_cast<int>(std::min<int64_t>(threads, count));
+  if (threads > 1) {
+    ParallelFor job{body, args, lo, count};
+    tsanRelease(&job);
+    GOMP_parallel(runShare, &job, static_cast<unsigned>(threads), 0);
+    tsanAcquire(&job);
+    return;
+  }
+#endif
+  if (count > 0)
+    body(args, lo, hi);
 }
 
 void tprt::cpuSgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,

@@ -48,6 +48,12 @@ int cpuGemmThreadsPerRank(int64_t here);
 /// own defaults.
 void setCpuGemmThreads(int threads);
 
+/// Runs body(args, lo', hi') over subranges covering [lo, hi) once each, on
+/// the calling rank thread's OpenMP team (as many threads as its GEMMs use;
+/// tprt_rt_parallel_for). Serial where the runtime has no OpenMP.
+void cpuParallelFor(void (*body)(void *, int64_t, int64_t), void *args,
+                    int64_t lo, int64_t hi);
+
 /// Row-major f32 C = A * B + beta * C, op() as trans_a and trans_b say, on
 /// the chosen library (OpenBLAS where oneDNN refuses the call).
 void cpuSgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,

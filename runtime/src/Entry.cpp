@@ -457,6 +457,14 @@ void tprt_rt_index_error(tprt_rank_context *ctx, int64_t index, int64_t last,
 
 int32_t tprt_rt_fill_once(tprt_rank_context *, void *) { return 1; }
 
+void tprt_rt_parallel_for(tprt_rank_context *ctx,
+                          void (*body)(void *, int64_t, int64_t), void *args,
+                          int64_t lo, int64_t hi) {
+  if ((ctx && ctx->error) || hi <= lo)
+    return;
+  cpuParallelFor(body, args, lo, hi);
+}
+
 void tprt_rt_launch(tprt_rank_context *ctx, const void *, int64_t,
                     const char *name, int64_t, int64_t, int64_t, int64_t,
                     int64_t, int64_t, int32_t, void **, int64_t) {
@@ -474,7 +482,7 @@ const tprt_rt_table *tprt_rt_functions(void) {
       tprt_rt_reduce_scatter, tprt_rt_all_to_all, tprt_rt_all_slice,
       tprt_rt_axis_index,     tprt_rt_alloc,      tprt_rt_free,
       tprt_rt_upload,         tprt_rt_launch,     tprt_rt_index_error,
-      tprt_rt_fill_once,      tprt_rt_gemm,
+      tprt_rt_fill_once,      tprt_rt_gemm,       tprt_rt_parallel_for,
   };
   return &table;
 }

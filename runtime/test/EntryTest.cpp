@@ -343,6 +343,67 @@ TEST(CpuGemmTest, LibraryFollowsTheEnvironment) {
   }
 }
 
+/// What a parallel_for body saw: each index's visits and the threads.
+struct Visits {
+  std::mutex mutex;
+  std::vector<int> count;
+  std::vector<std::thread::id> threads;
+  int64_t calls = 0;
+};
+
+void visit(void *args, int64_t lo, int64_t hi) {
+  auto &v = *static_cast<Visits *>(args);
+  std::lock_guard<std::mutex> lock(v.mutex);
+  ++v.calls;
+  for (int64_t i = lo; i < hi; ++i)
+    ++v.count[i];
+  if (std::find(v.threads.begin(), v.threads.end(),
+                std::this_thread::get_id()) == v.threads.end())
+    v.threads.push_back(std::this_thread::get_id());
+}
+
+TEST(EntryTest, ParallelForCoversTheRangeOnceOnTheTeam) {
+  // tprt_rt_parallel_for: every index of [lo, hi) once, on at most the
+  // rank's share of the cores, all done when it returns.
+  tprt_mesh mesh{1, {1}};
+  tprt_world *world = nullptr;
+  ASSERT_EQ(tprt_world_create(&mesh, nullptr, &world), nullptr);
+  tprt_communicator *comm = nullptr;
+  ASSERT_EQ(tprt_world_communicator(world, 0, &comm), nullptr);
+  tprt_rank_context *ctx = nullptr;
+  ASSERT_EQ(tprt_rank_context_create(comm, &ctx), nullptr);
+  int32_t share = tprt_cpu_gemm_share_cores(1);
+  const tprt_rt_table *table = tprt_rt_functions();
+  EXPECT_EQ(table->parallel_for, &tprt_rt_parallel_for);
+  for (auto [lo, hi] :
+       {std::pair<int64_t, int64_t>{0, 1000}, {5, 6}, {3, 8}, {7, 7}, {9, 4}}) {
+    Visits v;
+    v.count.assign(1000, 0);
+    table->parallel_for(ctx, visit, &v, lo, hi);
+    for (int64_t i = 0; i < 1000; ++i)
+      ASSERT_EQ(v.count[i], i >= lo && i < hi ? 1 : 0)
+          << "index " << i << " of [" << lo << ", " << hi << ")";
+    EXPECT_EQ(v.calls == 0, hi <= lo) << "[" << lo << ", " << hi << ")";
+    EXPECT_LE(v.calls, std::max<int64_t>(hi - lo, 0));
+    if (share > 0)
+      EXPECT_LE(static_cast<int64_t>(v.threads.size()), share);
+#ifdef TPRT_TEST_HAS_ONEDNN
+    // The team shares a range of more than one iteration.
+    if (share > 1 && hi - lo > 1)
+      EXPECT_GE(v.threads.size(), 2u);
+#endif
+  }
+  // After a failure on the rank, nothing runs.
+  table->axis_index(ctx, 1 | (3 << 4));
+  Visits v;
+  v.count.assign(10, 0);
+  table->parallel_for(ctx, visit, &v, 0, 10);
+  EXPECT_EQ(v.calls, 0);
+  tprt_status_free(tprt_rank_context_take_status(ctx));
+  tprt_rank_context_destroy(ctx);
+  tprt_world_destroy(world);
+}
+
 class EntryTest : public ::testing::TestWithParam<std::shared_ptr<Harness>> {};
 
 TEST_P(EntryTest, CollectivesSliceAndIndex) {

@@ -988,6 +988,92 @@ def LowerStridedCopiesPass
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def OutlineParallelLoopsPass
+    : Pass<"tp-outline-parallel-loops", "::mlir::ModuleOp"> {
+  let summary = "Ops with independent iterations become a function of an iteration range, called on the whole range, for the rank's threads to share";
+  let description = [{
+    Part of `--tp-lower-to-cpu` (not `--reference`, not
+    `--emulate-gpu-mapping`), on buffers, after the GEMM matcher and before
+    `tp-plan-arena`. A rank thread runs every op but its GEMMs alone while
+    the rest of its OpenMP team (the cores its GEMMs use) waits; this pass
+    and `tp-lower-parallel-calls` give such ops to the whole team.
+
+    Two kinds of ops at the top of a function body are outlined when they
+    have at least two iterations and their linalg ops read and write at
+    least `min-bytes` in all (waking the team costs about a microsecond):
+    - a perfect nest of `scf.for` loops marked `tp.parallel`, with constant
+      bounds (`tp-fuse-reductions`' row tiles): its iterations, collapsed
+      into one range, the innermost loop fastest. A buffer allocated before
+      the nest and freed after it that only the nest uses is each
+      iteration's scratch (so says `tp.parallel`): the function allocates
+      its own (on the stack up to 64 KiB in all, else on the heap once);
+    - a linalg op on buffers without `linalg.index` whose maps are made of
+      loop dimensions and constants: its iterations along one parallel loop
+      (the one with the most iterations that is not the innermost, unless
+      the innermost is the only one), each operand indexed by that loop
+      taken as a subview of the range.
+
+    The function, private and marked `tp.parallel_body`, takes the range
+    `[lo, hi)` and then the values the op uses from outside it: memrefs with
+    a static shape and an identity layout, and scalars; constants and views
+    of those are made again inside. An op that uses anything else, or holds
+    a call, stays where it is. The op becomes a call of the function on the
+    whole range.
+
+    Example: the GELU of a `memref<512x3072xf32>`
+
+    ```mlir
+    linalg.generic {iterator_types = ["parallel", "parallel"], ...}
+        ins(%x : memref<512x3072xf32>) outs(%y : memref<512x3072xf32>) {...}
+    ```
+
+    becomes
+
+    ```mlir
+    call @f_parallel_0(%c0, %c512, %x, %y) : (index, index, memref<512x3072xf32>, memref<512x3072xf32>) -> ()
+    ...
+    func.func private @f_parallel_0(%lo: index, %hi: index, %x: memref<512x3072xf32>, %y: memref<512x3072xf32>) attributes {tp.parallel_body} {
+      %n = arith.subi %hi, %lo : index
+      %xs = memref.subview %x[%lo, 0] [%n, 3072] [1, 1] : ...
+      %ys = memref.subview %y[%lo, 0] [%n, 3072] [1, 1] : ...
+      linalg.generic {...} ins(%xs : ...) outs(%ys : ...) {...}
+      return
+    }
+    ```
+  }];
+  let options = [
+    Option<"minBytes", "min-bytes", "int64_t", /*default=*/"131072",
+           "Outline only ops whose linalg ops read and write at least this many bytes">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
+                           "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect"];
+}
+
+def LowerParallelCallsPass
+    : Pass<"tp-lower-parallel-calls", "::mlir::ModuleOp"> {
+  let summary = "Calls of a tp.parallel_body function become tprt_rt_parallel_for, with its arguments packed in a struct";
+  let description = [{
+    Part of `--tp-lower-to-cpu`, in the LLVM dialect, after the host's
+    conversion to it and before `tp-call-runtime-through-table`. For each
+    function marked `tp.parallel_body` (made by
+    `tp-outline-parallel-loops`), whose first two parameters are the range
+    `[lo, hi)` (i64), this pass adds an internal task
+    `@F_task(ptr %args, i64 %lo, i64 %hi)` that loads the other parameters
+    from the struct `%args` points to and calls `@F`. Each call of `@F`
+    stores its other arguments in a struct on the caller's stack (one slot
+    per call, made in the entry block) and becomes
+
+    ```mlir
+    llvm.call @tprt_rt_parallel_for(%ctx, %task, %args, %lo, %hi)
+    ```
+
+    where `%ctx` is the caller's rank context (its first parameter): the
+    runtime splits the range over the rank's OpenMP team. A call from a
+    function without a rank context is an error.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 def FuseAttentionPass : Pass<"tp-fuse-attention", "::mlir::func::FuncOp"> {
   let summary = "Attention on buffers (scores, their scale and masks, softmax, weighted sum) becomes one flash-style gpu.launch that never writes the scores";
   let description = [{

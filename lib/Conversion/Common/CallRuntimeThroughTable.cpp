@@ -52,6 +52,7 @@ int64_t slotOffset(StringRef name) {
       .Case("tprt_rt_launch", offsetof(tprt_rt_table, launch))
       .Case("tprt_rt_index_error", offsetof(tprt_rt_table, index_error))
       .Case("tprt_rt_fill_once", offsetof(tprt_rt_table, fill_once))
+      .Case("tprt_rt_parallel_for", offsetof(tprt_rt_table, parallel_for))
       .Default(kNoSlot);
 }
 

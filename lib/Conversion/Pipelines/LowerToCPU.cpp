@@ -52,13 +52,17 @@ void mlir::tp::buildLowerToCPUPipeline(OpPassManager &pm,
     pm.addNestedPass<func::FuncOp>(createFuseAttentionPass(attention));
   }
   pm.addPass(createConvertGemmToBlasPass(gemm));
+  pm.addPass(createLowerStridedCopiesPass());
+  // What has independent iterations, shared by the rank's threads (the
+  // cores its GEMMs use): after the GEMM matcher, which must see the ops.
+  if (!options.reference && !options.emulateGpuMapping)
+    pm.addPass(createOutlineParallelLoopsPass());
   // The entry points' own buffers in one arena the session allocates once:
   // after the GEMM matcher, which folds ops into a GEMM whose output is a
   // fresh allocation.
   if (!options.reference)
     pm.addPass(createPlanArenaPass());
   // Loops, then LLVM.
-  pm.addPass(createLowerStridedCopiesPass());
   if (options.emulateGpuMapping) {
     // Test aid: the kernels the CUDA lowering maps, run as CPU loops.
     pm.addNestedPass<func::FuncOp>(createMapLinalgToGPUPass());
@@ -86,6 +90,7 @@ void mlir::tp::buildLowerToCPUPipeline(OpPassManager &pm,
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
   addHostToLLVMPasses(pm);
+  pm.addPass(createLowerParallelCallsPass());
   pm.addPass(createCallRuntimeThroughTablePass());
   pm.addPass(createEmitEntryPointsPass());
   // A deep model's driver reaches code generation in bounded parts.

@@ -244,10 +244,11 @@ LogicalResult Lowering::run() {
           0, call->getParentOfType<func::FuncOp>().getArgument(0));
   });
   // Shardings were recorded in the manifest; past this point they would
-  // describe pointers.
+  // describe pointers. The loops' tp.parallel stays: it describes the loop.
   for (func::FuncOp func : functions)
-    removeDiscardableAttrs(
-        func, [](StringRef name) { return name.starts_with("tp."); });
+    removeDiscardableAttrs(func, [](StringRef name) {
+      return name.starts_with("tp.") && name != TPDialect::kParallelAttrName;
+    });
   // 2. The collectives.
   for (func::FuncOp func : functions) {
     Value ctx = func.getArgument(0);

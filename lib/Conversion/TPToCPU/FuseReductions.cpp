@@ -20,6 +20,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tp/Conversion/Passes.h"
+#include "tp/Dialect/TP/IR/TPDialect.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -209,6 +210,12 @@ struct FuseReductionsPass
                 rewriter, cast<TilingInterface>(root.getOperation()), options);
         if (failed(result))
           continue;
+        // Each iteration computes its own tile from its own scratch: the
+        // nest may run its iterations in any order, or at once
+        // (tp-outline-parallel-loops).
+        for (LoopLikeOpInterface loop : result->loops)
+          loop->setAttr(tp::TPDialect::kParallelAttrName,
+                        rewriter.getUnitAttr());
         for (OpResult r : root->getResults())
           rewriter.replaceAllUsesWith(r, result->replacements.lookup(r));
         rewriter.eraseOp(root);

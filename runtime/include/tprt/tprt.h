@@ -487,6 +487,15 @@ TPRT_API void tprt_rt_launch(tprt_rank_context *ctx, const void *image,
                              int64_t block_x, int64_t block_y, int64_t block_z,
                              int32_t shared_bytes, void **params,
                              int64_t num_params);
+/* Runs `body(args, lo', hi')` over subranges that together cover [lo, hi)
+ * once each, on the rank's OpenMP team (the threads its CPU GEMMs run on:
+ * the cores divided among the ranks of the process), and returns when all
+ * are done. The iterations must be independent. With one thread, a range of
+ * one iteration, or a runtime built without OpenMP, it is body(args, lo,
+ * hi) on the calling thread. After a failure on the rank it does nothing. */
+TPRT_API void tprt_rt_parallel_for(tprt_rank_context *ctx,
+                                   void (*body)(void *, int64_t, int64_t),
+                                   void *args, int64_t lo, int64_t hi);
 /* Packs an axis list the way the entry points above read it. */
 TPRT_API int64_t tprt_pack_axes(const tprt_axes *axes);
 
@@ -495,7 +504,7 @@ TPRT_API int64_t tprt_pack_axes(const tprt_axes *axes);
  * their offsets in this struct; a program records the ABI version it was
  * compiled for in its manifest and loads only into a runtime of that
  * version. New entry points are appended (and bump the version). */
-#define TPRT_RT_ABI_VERSION 5
+#define TPRT_RT_ABI_VERSION 6
 
 typedef struct tprt_rt_table {
   int64_t abi_version; /* TPRT_RT_ABI_VERSION */
@@ -524,6 +533,9 @@ typedef struct tprt_rt_table {
   /* Version 5: tprt_rt_gemm, in place of sgemm and gemm_narrow. */
   void (*gemm)(tprt_rank_context *, const tprt_gemm_desc *, const void *,
                const void *, const void *, void *, const void *);
+  /* Version 6. */
+  void (*parallel_for)(tprt_rank_context *, void (*)(void *, int64_t, int64_t),
+                       void *, int64_t, int64_t);
 } tprt_rt_table;
 
 /* This runtime's table (the one its rank contexts point to). */

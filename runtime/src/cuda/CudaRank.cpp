@@ -1163,7 +1163,7 @@ const tprt_rt_table *tprt::cuda::cudaFunctions() {
       cudaReduceScatter,   cudaAllToAll,  cudaAllSlice,
       tprt_rt_axis_index,  cudaAlloc,     cudaFree,
       cudaUpload,          cudaLaunch,    tprt_rt_index_error,
-      cudaFillOnce,        cudaGemm,
+      cudaFillOnce,        cudaGemm,      tprt_rt_parallel_for,
   };
   return &table;
 }

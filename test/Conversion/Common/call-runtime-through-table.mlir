@@ -41,7 +41,7 @@ llvm.func @gemm_twice(%ctx: !llvm.ptr, %p: !llvm.ptr) {
 
 // -----
 
-// expected-error @below {{'tprt_rt_frobnicate' is not an entry point of the tprt runtime (tprt_rt_table, ABI version 5)}}
+// expected-error @below {{'tprt_rt_frobnicate' is not an entry point of the tprt runtime (tprt_rt_table, ABI version 6)}}
 llvm.func @tprt_rt_frobnicate(!llvm.ptr)
 llvm.func @f(%ctx: !llvm.ptr) {
   llvm.call @tprt_rt_frobnicate(%ctx) : (!llvm.ptr) -> ()

@@ -27,7 +27,7 @@ tp.mesh @world ["tp" = 2]
 // CHECK: %[[S2:.*]] = llvm.getelementptr %[[BUFS]][2] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
 // CHECK: %[[P2:.*]] = llvm.load %[[S2]] : !llvm.ptr -> !llvm.ptr
 // CHECK: llvm.call @f(%[[CTX]], %[[P0]], %[[P1]], %[[P2]])
-// CHECK: llvm.mlir.global external constant @tprt_manifest("tprt-manifest 4\0Aabi 5\0Atarget cpu\0Afunc \22f\22 1 1\0Amesh \22world\22 1 \22tp\22 2\0Aarg 0 f32 1 8 s=0|\0Aresult 0 f32 1 8 s=0|\0Aarena 64\0Aend\0A\00")
+// CHECK: llvm.mlir.global external constant @tprt_manifest("tprt-manifest 4\0Aabi 6\0Atarget cpu\0Afunc \22f\22 1 1\0Amesh \22world\22 1 \22tp\22 2\0Aarg 0 f32 1 8 s=0|\0Aresult 0 f32 1 8 s=0|\0Aarena 64\0Aend\0A\00")
 func.func @f(%x: tensor<4xf32> {tp.sharding = #tp.sharding<@world, [{"tp"}]>})
     -> (tensor<4xf32> {tp.sharding = #tp.sharding<@world, [{"tp"}]>})
     attributes {tp.spmd = @world} {
@@ -41,4 +41,4 @@ func.func @f(%x: tensor<4xf32> {tp.sharding = #tp.sharding<@world, [{"tp"}]>})
 // MLP: llvm.func internal @mlp(
 // MLP: llvm.getelementptr inbounds %{{.*}}[8] : (!llvm.ptr) -> !llvm.ptr, i8
 // MLP: llvm.func @tprt_entry_mlp(
-// MLP: @tprt_manifest("tprt-manifest 4\0Aabi 5\0Atarget cpu\0Afunc \22mlp\22 4 1\0Amesh \22world\22 1 \22tp\22 4\0Aarg 0 f32 2 16 512 s=/|\0Aarg 1 f32 2 512 2048 s=/0|\0Aarg 2 f32 1 2048 s=0|\0Aarg 3 f32 2 2048 512 s=0/|\0Aresult 0 f32 2 16 512 s=/|\0Aarena 65536\0Aend\0A\00")
+// MLP: @tprt_manifest("tprt-manifest 4\0Aabi 6\0Atarget cpu\0Afunc \22mlp\22 4 1\0Amesh \22world\22 1 \22tp\22 4\0Aarg 0 f32 2 16 512 s=/|\0Aarg 1 f32 2 512 2048 s=/0|\0Aarg 2 f32 1 2048 s=0|\0Aarg 3 f32 2 2048 512 s=0/|\0Aresult 0 f32 2 16 512 s=/|\0Aarena 65536\0Aend\0A\00")

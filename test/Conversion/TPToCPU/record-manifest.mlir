@@ -3,9 +3,9 @@
 // RUN: not tp-opt %s --tp-record-manifest=target=tpu --split-input-file 2>&1 | FileCheck %s --check-prefix=TARGET
 // RUN: tp-opt %s --tp-record-manifest=matmul-precision=high --split-input-file --verify-diagnostics | FileCheck %s --check-prefix=HIGH
 // RUN: not tp-opt %s --tp-record-manifest=matmul-precision=fast --split-input-file 2>&1 | FileCheck %s --check-prefix=PRECISION
-// HIGH: tp.manifest = "tprt-manifest 4\0Aabi 5\0Atarget cpu\0Aprecision high\0Afunc
+// HIGH: tp.manifest = "tprt-manifest 4\0Aabi 6\0Atarget cpu\0Aprecision high\0Afunc
 // PRECISION: error: tp-record-manifest: matmul precision 'fast' is not one of highest, high, medium
-// CUDA: tp.manifest = "tprt-manifest 4\0Aabi 5\0Atarget cuda\0Afunc
+// CUDA: tp.manifest = "tprt-manifest 4\0Aabi 6\0Atarget cuda\0Afunc
 // TARGET: error: tp-record-manifest: target 'tpu' is not one of cpu, cuda
 
 // Tests the manifest of a local-form function: global shapes from the
@@ -16,7 +16,7 @@
 tp.mesh @grid ["dp" = 2, "tp" = 4]
 
 // CHECK: tp.manifest = "tprt-manifest 4
-// CHECK-SAME: abi 5\0Atarget cpu
+// CHECK-SAME: abi 6\0Atarget cpu
 // CHECK-SAME: func \22f\22 2 1
 // CHECK-SAME: mesh \22grid\22 2 \22dp\22 2 \22tp\22 4
 // CHECK-SAME: arg 0 f32 2 16 512 s=0/1|
@@ -100,7 +100,7 @@ func.func @f(%x: tensor<64x96xf32>) -> tensor<64x2x48xf32> {
 
 // -----
 
-// CHECK-LABEL: module attributes {tp.manifest = "tprt-manifest 4\0Aabi 5\0Atarget cpu\0Afunc \22g\22 1 0
+// CHECK-LABEL: module attributes {tp.manifest = "tprt-manifest 4\0Aabi 6\0Atarget cpu\0Afunc \22g\22 1 0
 // CHECK: func.func @g
 // CHECK-SAME: llvm.linkage = #llvm.linkage<external>
 // CHECK-SAME: tpx.note = "kept"

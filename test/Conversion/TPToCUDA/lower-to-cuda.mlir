@@ -33,7 +33,7 @@
 // CHECK-NOT: mgpu
 // CHECK-NOT: _mlir_memref_to_llvm
 // CHECK: llvm.func @tprt_entry_f(
-// CHECK: @tprt_manifest("tprt-manifest 4\0Aabi 5\0Atarget cuda\0A{{.*}}\0Aconstants 128\0Aarena 4096\0Aend\0A
+// CHECK: @tprt_manifest("tprt-manifest 4\0Aabi 6\0Atarget cuda\0A{{.*}}\0Aconstants 128\0Aarena 4096\0Aend\0A
 
 tp.mesh @world ["tp" = 2]
 

@@ -239,3 +239,35 @@ func.func @f(%x: tensor<8xf32> {tp.donate = 0 : i64}, %y: tensor<8xf32> {tp.dona
 func.func @f(%x: tensor<8xf32>) -> (tensor<8xf32> {tp.donate = 0 : i64}) {
   return %x : tensor<8xf32>
 }
+
+// -----
+
+// Tests that tp.parallel marks loops only, and is a unit attribute.
+
+func.func @f() {
+  // expected-error @+1 {{'tensor.empty' op 'tp.parallel' must be a unit attribute on a loop, got unit}}
+  %e = tensor.empty() {tp.parallel} : tensor<8xf32>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.for %i = %c0 to %c1 step %c1 {
+  } {tp.parallel}
+  return
+}
+
+// -----
+
+func.func @f(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // expected-error @+1 {{'scf.for' op 'tp.parallel' must be a unit attribute on a loop, got 1 : i64}}
+  scf.for %i = %c0 to %n step %c1 {
+  } {tp.parallel = 1}
+  return
+}
+
+// -----
+
+// Tests that tp.parallel_body marks a function of a range and no results.
+
+// expected-error @+1 {{'func.func' op 'tp.parallel_body' must be a unit attribute on a function of at least two arguments (the range it runs) and no results, got unit}}
+func.func private @body(%lo: index) attributes {tp.parallel_body}

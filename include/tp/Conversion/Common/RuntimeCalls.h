@@ -26,7 +26,7 @@ namespace mlir::tp {
 /// The version of the runtime's call table (TPRT_RT_ABI_VERSION in tprt.h;
 /// CallRuntimeThroughTable.cpp checks that they agree). The manifest records
 /// it, and a runtime of another version refuses the program.
-inline constexpr int64_t kRuntimeAbiVersion = 5;
+inline constexpr int64_t kRuntimeAbiVersion = 6;
 
 /// Writes `name` as the manifest writes names: double-quoted, with `"`, `\`
 /// and bytes outside printable ASCII escaped (`\"`, `\\`, `\xHH`), so that

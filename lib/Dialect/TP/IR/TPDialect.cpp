@@ -15,6 +15,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
 
 using namespace mlir;
 using namespace mlir::tp;
@@ -256,6 +257,24 @@ LogicalResult TPDialect::verifyOperationAttribute(Operation *op,
              << attr.getValue();
     return success();
   }
+  if (name == kParallelAttrName) {
+    if (!isa<UnitAttr>(attr.getValue()) || !isa<LoopLikeOpInterface>(op))
+      return op->emitOpError()
+             << "'" << kParallelAttrName
+             << "' must be a unit attribute on a loop, got " << attr.getValue();
+    return success();
+  }
+  if (name == kParallelBodyAttrName) {
+    auto func = dyn_cast<FunctionOpInterface>(op);
+    if (!isa<UnitAttr>(attr.getValue()) || !func ||
+        func.getNumArguments() < 2 || func.getNumResults() != 0)
+      return op->emitOpError()
+             << "'" << kParallelBodyAttrName
+             << "' must be a unit attribute on a function of at least two "
+                "arguments (the range it runs) and no results, got "
+             << attr.getValue();
+    return success();
+  }
   if (name == kShardingAttrName)
     return op->emitOpError()
            << "'" << kShardingAttrName
@@ -266,5 +285,6 @@ LogicalResult TPDialect::verifyOperationAttribute(Operation *op,
                            << "', '" << kSpmdAttrName << "', '"
                            << kOriginsAttrName << "', '" << kManifestAttrName
                            << "', '" << kPlanAttrName << "', '" << kCostAttrName
-                           << "'";
+                           << "', '" << kParallelAttrName << "', '"
+                           << kParallelBodyAttrName << "'";
 }

@@ -92,6 +92,17 @@ def TP_Dialect : Dialect {
     /// tp-report-kernels: {bytes, flops, ops} on a gpu.launch, and
     /// tensor_flops, the part of the flops on tensor cores (mma.sync).
     static constexpr ::llvm::StringLiteral kCostAttrName = "tp.cost";
+    /// A unit attribute on each loop of an scf.for nest whose iterations
+    /// are independent: each writes its own tile of the outputs, and a
+    /// buffer allocated before the nest and freed after it, which only the
+    /// nest uses, is each iteration's scratch, written before it is read
+    /// (tp-fuse-reductions' row tiles; tp-outline-parallel-loops).
+    static constexpr ::llvm::StringLiteral kParallelAttrName = "tp.parallel";
+    /// A unit attribute on a function whose first two arguments are the
+    /// range [lo, hi) of a parallel loop's iterations it runs: every call of
+    /// it becomes tprt_rt_parallel_for (tp-lower-parallel-calls).
+    static constexpr ::llvm::StringLiteral kParallelBodyAttrName =
+        "tp.parallel_body";
 
   private:
     void registerAttributes();
