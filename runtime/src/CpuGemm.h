@@ -49,8 +49,10 @@ int cpuGemmThreadsPerRank(int64_t here);
 void setCpuGemmThreads(int threads);
 
 /// Runs body(args, lo', hi') over subranges covering [lo, hi) once each, on
-/// the calling rank thread's OpenMP team (as many threads as its GEMMs use;
-/// tprt_rt_parallel_for). Serial where the runtime has no OpenMP.
+/// the calling rank thread's OpenMP team (as many threads as its oneDNN
+/// GEMMs use; tprt_rt_parallel_for). Serial where OpenBLAS runs the GEMMs
+/// (its own threads and an OpenMP team's would contend) or the runtime has
+/// no oneDNN (and no OpenMP).
 void cpuParallelFor(void (*body)(void *, int64_t, int64_t), void *args,
                     int64_t lo, int64_t hi);
 

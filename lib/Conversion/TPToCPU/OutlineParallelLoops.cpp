@@ -182,7 +182,8 @@ int64_t tripCount(scf::ForOp loop) {
 
 /// The loop of `op` to split: the parallel loop, not the innermost unless it
 /// is the only one, with the most iterations (the outermost of equals), that
-/// each operand indexes at most once; nullopt if none has two iterations.
+/// each operand indexes at most once and every output indexes; nullopt if
+/// none has two iterations.
 std::optional<unsigned> splitLoop(linalg::LinalgOp op) {
   if (!op.hasPureBufferSemantics() || op.hasIndexSemantics())
     return std::nullopt;
@@ -193,6 +194,11 @@ std::optional<unsigned> splitLoop(linalg::LinalgOp op) {
     if (iterators[d] != utils::IteratorType::parallel ||
         ShapedType::isDynamic(ranges[d]) || ranges[d] < 2)
       return false;
+    // Every output moves along it: the parts write apart.
+    AffineExpr dim = getAffineDimExpr(d, op->getContext());
+    for (OpOperand &init : op.getDpsInitsMutable())
+      if (!op.getMatchingIndexingMap(&init).getResultPosition(dim))
+        return false;
     return llvm::all_of(maps, [&](AffineMap map) {
       unsigned uses = 0;
       for (AffineExpr e : map.getResults()) {

@@ -488,11 +488,13 @@ TPRT_API void tprt_rt_launch(tprt_rank_context *ctx, const void *image,
                              int32_t shared_bytes, void **params,
                              int64_t num_params);
 /* Runs `body(args, lo', hi')` over subranges that together cover [lo, hi)
- * once each, on the rank's OpenMP team (the threads its CPU GEMMs run on:
- * the cores divided among the ranks of the process), and returns when all
- * are done. The iterations must be independent. With one thread, a range of
- * one iteration, or a runtime built without OpenMP, it is body(args, lo,
- * hi) on the calling thread. After a failure on the rank it does nothing. */
+ * once each, on the rank's OpenMP team (the threads its oneDNN GEMMs run
+ * on: the cores divided among the ranks of the process), and returns when
+ * all are done. The iterations must be independent. With one thread, a
+ * range of one iteration, OpenBLAS as the GEMM library
+ * (tprt_cpu_gemm_library), or a runtime built without oneDNN, it is
+ * body(args, lo, hi) on the calling thread. After a failure on the rank it
+ * does nothing. */
 TPRT_API void tprt_rt_parallel_for(tprt_rank_context *ctx,
                                    void (*body)(void *, int64_t, int64_t),
                                    void *args, int64_t lo, int64_t hi);

@@ -208,3 +208,25 @@ func.func @stay(%small: memref<8x8xf32>, %x: memref<512x768xf32>, %s: memref<f32
   }
   return
 }
+
+// -----
+
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#out = affine_map<(d0, d1, d2) -> (d0, d2)>
+
+// An output that does not move along a parallel loop (each of its rows
+// writes the same elements, the last one wins) is not split along it, though
+// it has the most iterations: the first loop is.
+
+// CHECK-LABEL: func.func @overwrite(
+// CHECK:         call @overwrite_parallel_0(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (index, index, memref<4x512x768xf32>, memref<4x768xf32>)
+// CHECK:       func.func private @overwrite_parallel_0(%[[A:.*]]: index, %[[B:.*]]: index, %[[X:.*]]: memref<4x512x768xf32>, %[[Y:.*]]: memref<4x768xf32>)
+// CHECK:         memref.subview %[[X]][%[[A]], 0, 0] [%{{.*}}, 512, 768]
+// CHECK:         memref.subview %[[Y]][%[[A]], 0] [%{{.*}}, 768]
+func.func @overwrite(%x: memref<4x512x768xf32>, %y: memref<4x768xf32>) {
+  linalg.generic {indexing_maps = [#id3, #out], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x : memref<4x512x768xf32>) outs(%y : memref<4x768xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  }
+  return
+}
