@@ -436,8 +436,13 @@ def WidenReductionsPass : Pass<"tp-widen-reductions", "::mlir::ModuleOp"> {
     that it still fuses (a normalization's row kernel, a softmax's
     division); any other user reads a rounded copy. Contractions (the
     GEMMs and attention products, which the GEMM calls and the attention
-    kernel already accumulate in f32) and max or min reductions (exact in
-    any type) are left as they are.
+    kernel already accumulate in f32) are left as they are, and so are max
+    and min reductions (exact in any type) unless `extrema` is set: the CPU
+    lowering sets it, because a narrow accumulator is rounded on every
+    iteration, which keeps LLVM from vectorizing the loop (a bf16 softmax's
+    row maximum was a scalar loop, the hottest of the block's non-GEMM
+    code), while an f32 one is the extremum of the widened values, rounded
+    once: exactly the narrow result.
 
     Example:
 
@@ -468,6 +473,10 @@ def WidenReductionsPass : Pass<"tp-widen-reductions", "::mlir::ModuleOp"> {
     and the normalization that read `%ss` reads it as f32, its body
     starting with `arith.truncf` of it to bf16.
   }];
+  let options = [
+    Option<"extrema", "extrema", "bool", /*default=*/"false",
+           "Widen max and min reductions (maxnumf, minnumf, maximumf, minimumf) too">
+  ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::tensor::TensorDialect"];

@@ -43,7 +43,9 @@ void mlir::tp::addBufferFrontPasses(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addPass(createDecomposeAggregatesPass());
   // f16 and bf16 sums in f32, in every lowering (the reference too).
-  pm.addPass(createWidenReductionsPass());
+  WidenReductionsPassOptions widen;
+  widen.extrema = options.widenExtrema;
+  pm.addPass(createWidenReductionsPass(widen));
   if (options.fuse) {
     // Rotate-half's slices, negation and concatenation, read in place by
     // the rotation.

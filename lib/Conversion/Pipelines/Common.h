@@ -32,6 +32,9 @@ struct BufferFrontOptions {
   bool approximateMath = false;
   /// Each buffer freed after its last use, not at the end of its block.
   bool freeEarly = false;
+  /// f16 and bf16 max and min reductions accumulate in f32 too (exact; the
+  /// CPU's loops then vectorize).
+  bool widenExtrema = false;
 };
 
 /// Local form on tensors -> buffers whose collectives call the runtime: the

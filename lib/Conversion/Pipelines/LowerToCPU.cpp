@@ -37,6 +37,8 @@ void mlir::tp::buildLowerToCPUPipeline(OpPassManager &pm,
   // epilogue can take).
   front.approximateMath = !options.reference && !options.emulateGpuMapping;
   front.freeEarly = !options.reference;
+  // Exact, so the reference too; not where the CUDA lowering is emulated.
+  front.widenExtrema = !options.emulateGpuMapping;
   addBufferFrontPasses(pm, front);
   // The reference keeps f16/bf16 GEMMs as calls: their contract is f32
   // accumulation, which loops on narrow memrefs would not honour.

@@ -36,7 +36,9 @@ bool isNarrowFloat(Type type) { return type.isF16() || type.isBF16(); }
 /// is `add(f(inputs), out)` or `mul(f(inputs), out)` in f16 or bf16, `out`
 /// used by it alone: a sum of one input's terms, or of terms made from
 /// several (a layernorm's variance, from the activations and their mean).
-Operation *narrowSum(linalg::GenericOp op) {
+/// With `extrema`, a max or min too (a softmax's row maximum): widening it is
+/// exact, and lets the CPU's loop vectorize.
+Operation *narrowSum(linalg::GenericOp op, bool extrema) {
   if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() == 0 ||
       op.getNumDpsInits() != 1 || op.getNumReductionLoops() == 0)
     return nullptr;
@@ -51,7 +53,11 @@ Operation *narrowSum(linalg::GenericOp op) {
   Operation *combine = cast<linalg::YieldOp>(body->getTerminator())
                            .getValues()[0]
                            .getDefiningOp();
-  if (!isa_and_nonnull<arith::AddFOp, arith::MulFOp>(combine) ||
+  bool extremum =
+      isa_and_nonnull<arith::MaxNumFOp, arith::MinNumFOp, arith::MaximumFOp,
+                      arith::MinimumFOp>(combine);
+  if (!(isa_and_nonnull<arith::AddFOp, arith::MulFOp>(combine) ||
+        (extrema && extremum)) ||
       combine->getBlock() != body)
     return nullptr;
   BlockArgument out = body->getArguments().back();
@@ -173,10 +179,12 @@ void widen(RewriterBase &rewriter, linalg::GenericOp op, Operation *combine) {
 
 struct WidenReductionsPass
     : public tp::impl::WidenReductionsPassBase<WidenReductionsPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     SmallVector<std::pair<linalg::GenericOp, Operation *>> sums;
     getOperation()->walk([&](linalg::GenericOp op) {
-      if (Operation *combine = narrowSum(op))
+      if (Operation *combine = narrowSum(op, extrema))
         sums.push_back({op, combine});
     });
     IRRewriter rewriter(&getContext());

@@ -1,4 +1,5 @@
 // RUN: tp-opt %s --tp-widen-reductions | FileCheck %s
+// RUN: tp-opt %s --tp-widen-reductions=extrema | FileCheck %s --check-prefix=EXTREMA
 
 // Tests that a bf16 sum of squares accumulates in f32 from a widened fill,
 // and that the normalization reading it reads the f32 sum and rounds it in
@@ -133,4 +134,44 @@ func.func @variance(%x: tensor<8x64xbf16>, %m: tensor<8xbf16>) -> tensor<8xbf16>
     linalg.yield %r : bf16
   } -> tensor<8xbf16>
   return %var : tensor<8xbf16>
+}
+
+// With `extrema` (the CPU lowering's), a bf16 row maximum accumulates in f32
+// from a widened -inf, and the subtraction reading it rounds it back, which
+// is exact: the maximum of widened values is one of them. Without, it stays.
+
+// CHECK-LABEL: func.func @softmax_max
+// CHECK-NOT:     arith.extf
+// CHECK:         arith.maxnumf %{{.*}}, %{{.*}} : bf16
+// CHECK-NOT:     arith.extf
+// CHECK:         return
+
+// EXTREMA-LABEL: func.func @softmax_max
+// EXTREMA:         %[[NEG:.*]] = arith.constant 0xFF800000 : f32
+// EXTREMA:         %[[INIT:.*]] = linalg.fill ins(%[[NEG]] : f32) outs(%{{.*}} : tensor<8xf32>)
+// EXTREMA:         %[[MAX:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<8x64xbf16>) outs(%[[INIT]] : tensor<8xf32>)
+// EXTREMA:         ^bb0(%[[V:.*]]: bf16, %[[ACC:.*]]: f32):
+// EXTREMA:           %[[W:.*]] = arith.extf %[[V]] : bf16 to f32
+// EXTREMA:           arith.maxnumf %[[W]], %[[ACC]] : f32
+// EXTREMA:         linalg.generic {{.*}} ins(%{{.*}}, %[[MAX]] : tensor<8x64xbf16>, tensor<8xf32>)
+// EXTREMA:         ^bb0(%{{.*}}: bf16, %[[M:.*]]: f32, %{{.*}}: bf16):
+// EXTREMA:           arith.truncf %[[M]] : f32 to bf16
+func.func @softmax_max(%x: tensor<8x64xbf16>) -> tensor<8x64xbf16> {
+  %ninf = arith.constant 0xFF80 : bf16
+  %e = tensor.empty() : tensor<8xbf16>
+  %init = linalg.fill ins(%ninf : bf16) outs(%e : tensor<8xbf16>) -> tensor<8xbf16>
+  %max = linalg.generic {indexing_maps = [#se, #s], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<8x64xbf16>) outs(%init : tensor<8xbf16>) {
+  ^bb0(%v: bf16, %acc: bf16):
+    %r = arith.maxnumf %v, %acc : bf16
+    linalg.yield %r : bf16
+  } -> tensor<8xbf16>
+  %e2 = tensor.empty() : tensor<8x64xbf16>
+  %d = linalg.generic {indexing_maps = [#se, #s, #se], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %max : tensor<8x64xbf16>, tensor<8xbf16>) outs(%e2 : tensor<8x64xbf16>) {
+  ^bb0(%v: bf16, %m: bf16, %o: bf16):
+    %r = arith.subf %v, %m : bf16
+    linalg.yield %r : bf16
+  } -> tensor<8x64xbf16>
+  return %d : tensor<8x64xbf16>
 }
