@@ -235,9 +235,12 @@ struct OutlineParallelLoopsPass
     for (func::FuncOp func : functions) {
       unsigned made = 0;
       lastMade = func;
+      // The candidates first: outlining one erases the allocations and
+      // frees of its scratch, which lie between them.
       SmallVector<Operation *> tops;
       for (Operation &op : func.getBody().getOps())
-        tops.push_back(&op);
+        if (isa<scf::ForOp, linalg::LinalgOp>(op))
+          tops.push_back(&op);
       for (Operation *op : tops) {
         if (auto loop = dyn_cast<scf::ForOp>(op))
           outlineNest(func, loop, symbols, made);
