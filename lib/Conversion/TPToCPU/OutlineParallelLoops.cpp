@@ -257,11 +257,10 @@ struct OutlineParallelLoopsPass
   /// The range's function for `op`, with `plan`'s arguments after lo and hi,
   /// inserted after `parent`'s others; its entry holds the plan's scratch and
   /// clones, `mapping` maps the outside values to them, and the builder is left
-  /// before its return.
+  /// before the frees of its heap scratch and its return.
   func::FuncOp makeFunction(func::FuncOp parent, Operation *op,
                             const Plan &plan, SymbolTable &symbols,
-                            unsigned &made, IRMapping &mapping, OpBuilder &b,
-                            SmallVectorImpl<Value> &heapScratch) {
+                            unsigned &made, IRMapping &mapping, OpBuilder &b) {
     MLIRContext *context = op->getContext();
     Location loc = op->getLoc();
     SmallVector<Type> inputs(2, b.getIndexType());
@@ -283,6 +282,7 @@ struct OutlineParallelLoopsPass
          llvm::zip(plan.arguments, entry->getArguments().drop_front(2)))
       mapping.map(value, arg);
     b.setInsertionPointToStart(entry);
+    SmallVector<Value> heap;
     int64_t scratchBytes = 0;
     for (Value buffer : plan.scratch)
       scratchBytes += staticBytes(buffer.getType()).value_or(0);
@@ -294,14 +294,19 @@ struct OutlineParallelLoopsPass
         copy = memref::AllocaOp::create(b, loc, type, ValueRange{}, alignment);
       } else {
         copy = memref::AllocOp::create(b, loc, type, ValueRange{}, alignment);
-        heapScratch.push_back(copy);
+        heap.push_back(copy);
       }
       mapping.map(buffer, copy);
     }
     for (Operation *clone : plan.cloned)
       b.clone(*clone, mapping);
-    auto ret = func::ReturnOp::create(b, loc);
-    b.setInsertionPoint(ret);
+    // Heap scratch is freed before the return; the body goes before that.
+    Operation *end = func::ReturnOp::create(b, loc);
+    for (Value buffer : llvm::reverse(heap)) {
+      b.setInsertionPoint(end);
+      end = memref::DeallocOp::create(b, loc, buffer);
+    }
+    b.setInsertionPoint(end);
     return func;
   }
 
@@ -340,9 +345,8 @@ struct OutlineParallelLoopsPass
       return;
     IRMapping mapping;
     OpBuilder b(outer);
-    SmallVector<Value> heap;
     func::FuncOp func =
-        makeFunction(parent, outer, *plan, symbols, made, mapping, b, heap);
+        makeFunction(parent, outer, *plan, symbols, made, mapping, b);
     Location loc = outer.getLoc();
     Value lo = func.getArgument(0), hi = func.getArgument(1);
     auto constant = [&](int64_t v) -> Value {
@@ -370,9 +374,6 @@ struct OutlineParallelLoopsPass
     }
     for (Operation &op : nest.back().getBody()->without_terminator())
       b.clone(op, mapping);
-    b.setInsertionPointAfter(loop);
-    for (Value buffer : heap)
-      memref::DeallocOp::create(b, loc, buffer);
     // The inner loops' bounds, which the nest no longer has.
     for (Operation &op :
          llvm::make_early_inc_range(func.getBody().front().getOperations()))
@@ -392,9 +393,8 @@ struct OutlineParallelLoopsPass
       return;
     IRMapping mapping;
     OpBuilder b(op);
-    SmallVector<Value> heap;
     func::FuncOp func =
-        makeFunction(parent, op, *plan, symbols, made, mapping, b, heap);
+        makeFunction(parent, op, *plan, symbols, made, mapping, b);
     Location loc = op.getLoc();
     Value lo = func.getArgument(0), hi = func.getArgument(1);
     Value size = arith::SubIOp::create(b, loc, hi, lo);
