@@ -52,10 +52,11 @@ prog = tp_mlir.compile(block, (x,), mesh=mesh, plan="auto", memory_per_device=10
 print("training step", prog.verify(x, target))
 # CHECK: training step PASS
 
-for kwargs in ({"plan": "automatic"}, {"plan": None, "memory_per_device": "1GB"}):
+for kwargs in ({"plan": "automatic"},
+               {"plan": None, "memory_per_device": "1GB", "sequence_parallel": True}):
     try:
         tp_mlir.compile(block, (x,), mesh=mesh, **kwargs)
     except TpMlirError as e:
         print("error:", e)
 # CHECK: error: plan 'automatic': expected 'auto' or a dict of name patterns to placements
-# CHECK: error: memory_per_device and cost_model apply to plan='auto'
+# CHECK: error: memory_per_device and cost_model apply to plan='auto' and to the search, which sequence_parallel turns off

@@ -151,8 +151,10 @@ cl::opt<bool> search(
 static bool searchAsked() { return search && search.getNumOccurrences(); }
 cl::opt<std::string> memoryPerDevice(
     "memory-per-device",
-    cl::desc("With --auto-plan: bytes one device may hold, arguments and "
-             "activations at the peak (e.g. 80GB, 24GiB)"),
+    cl::desc("With --auto-plan or --search: bytes one device may hold, "
+             "arguments and activations at the peak (e.g. 80GB, 24GiB); "
+             "--search's plan holds no more than the annotations' without "
+             "it"),
     cl::init(""), cl::cat(category));
 cl::opt<std::string> costModel(
     "cost-model",
@@ -584,8 +586,8 @@ int main(int argc, char **argv) {
           "printed), 2 a bad command line or a failing tool.\n",
           &llvm::errs()))
     return 2;
-  if (!autoPlan && memoryPerDevice.getNumOccurrences())
-    return fail("--memory-per-device applies to --auto-plan");
+  if (!autoPlan && !search && memoryPerDevice.getNumOccurrences())
+    return fail("--memory-per-device applies to --auto-plan and --search");
   if (searchAsked() && sequenceParallel)
     return fail("--search does not plan --sequence-parallel's "
                 "reduce-scatters: give one of them");

@@ -326,17 +326,21 @@ private:
                ? constraints.resultTies[i]
                : -1;
   }
-  /// The best plan (one strategy per node). With `forbidden` (a node and
-  /// one of its strategies), the best plan without that strategy, within
-  /// the budget or (`ignoreBudget`) not, failing quietly when there is none.
+  /// The best plan (one strategy per node) within `budgetBytes` (0: none).
+  /// With `forbidden` (a node and one of its strategies), the best plan
+  /// without that strategy, within the budget or (`ignoreBudget`) not,
+  /// failing quietly when there is none; so does a `quiet` solve.
   LogicalResult
   solve(SmallVectorImpl<unsigned> &chosen,
         std::optional<std::pair<unsigned, unsigned>> forbidden = std::nullopt,
-        bool ignoreBudget = false);
+        bool ignoreBudget = false, bool quiet = false);
   struct Totals {
     double compute = 0, communication = 0, bytes = 0, activationBytes = 0;
   };
   Totals totalsOf(ArrayRef<unsigned> chosen) const;
+  /// The bytes one device holds at the peak of the plan `chosen`
+  /// (FunctionPlan::peakBytes).
+  double peakBytesOf(ArrayRef<unsigned> chosen) const;
   /// The strategy of every node that `incumbent` makes, when each of its
   /// ops' choices is a strategy (and the repeats of a layer agree).
   std::optional<SmallVector<unsigned>> incumbentStrategies() const;
@@ -346,6 +350,9 @@ private:
   const PlanConstraints &constraints;
   const AutoPlanOptions &options;
   const OpChoices *incumbent;
+  /// The bytes a plan may hold (the programme's terms: arguments and the
+  /// activations live at the peak); 0: no budget.
+  double budgetBytes = 0;
   /// The function's structure, found by the caller or (`ownStructure`)
   /// by foldRepeats.
   PlanStructure *givenStructure;
@@ -947,8 +954,9 @@ void Planner::addEdges() {
 LogicalResult
 Planner::solve(SmallVectorImpl<unsigned> &chosen,
                std::optional<std::pair<unsigned, unsigned>> forbidden,
-               bool ignoreBudget) {
-  bool budget = options.memoryPerDevice > 0 && !ignoreBudget;
+               bool ignoreBudget, bool quiet) {
+  bool budget = budgetBytes > 0 && !ignoreBudget;
+  quiet = quiet || forbidden;
   // Seconds in microseconds; a tie goes to fewer bytes (one microsecond per
   // gigabyte: far below any modelled difference).
   constexpr double kScale = 1e6, kPerByte = 1e-9;
@@ -979,9 +987,9 @@ Planner::solve(SmallVectorImpl<unsigned> &chosen,
       ++columns;
     }
   }
-  if (budget && leastBytes > options.memoryPerDevice && forbidden)
+  if (budget && leastBytes > budgetBytes && quiet)
     return failure();
-  if (budget && leastBytes > options.memoryPerDevice)
+  if (budget && leastBytes > budgetBytes)
     return mlir::emitError(func.getLoc())
            << "auto-plan: no plan fits memory-per-device="
            << static_cast<uint64_t>(options.memoryPerDevice)
@@ -1125,7 +1133,7 @@ Planner::solve(SmallVectorImpl<unsigned> &chosen,
           }
     if (!cols.empty())
       mip.addRow(cols.size(), cols.data(), coefs.data(), 'L',
-                 options.memoryPerDevice - fixedBytes);
+                 budgetBytes - fixedBytes);
   }
   chosen.assign(nodes.size(), 0);
   if (columns == 0)
@@ -1181,7 +1189,7 @@ Planner::solve(SmallVectorImpl<unsigned> &chosen,
                << " columns, " << coin.Cbc_getNumRows(model.get()) << " rows; "
                << coin.Cbc_getNodeCount(model.get())
                << " branch-and-bound nodes\n");
-    if (!coin.Cbc_isProvenOptimal(model.get()) && forbidden)
+    if (!coin.Cbc_isProvenOptimal(model.get()) && quiet)
       return failure();
     if (!coin.Cbc_isProvenOptimal(model.get()))
       return mlir::emitError(func.getLoc())
@@ -1240,9 +1248,38 @@ FailureOr<FunctionPlan> Planner::run() {
     }
   addPeakActivations();
   addEdges();
+  // The incumbent, costed in the same model.
+  std::optional<SmallVector<unsigned>> given;
+  double givenPeakBytes = 0, givenBytes = 0;
+  if (incumbent)
+    if ((given = incumbentStrategies())) {
+      givenPeakBytes = peakBytesOf(*given);
+      givenBytes = totalsOf(*given).bytes * (1 + 1e-9);
+    }
+  // The budget: the user's; beside an incumbent, never below what the
+  // incumbent holds (judgeSearch keeps a plan that holds more than both).
+  budgetBytes = options.memoryPerDevice;
+  if (given && budgetBytes > 0)
+    budgetBytes = std::max(budgetBytes, givenBytes);
   SmallVector<unsigned> chosen;
   if (failed(solve(chosen)))
     return failure();
+  double peakBytes = peakBytesOf(chosen);
+  std::optional<FunctionPlan::Costed> fastest;
+  // A plan over both is planned again within what the incumbent holds in
+  // the programme's terms (which it fits), in case a plan that does not
+  // hold more is faster too.
+  if (given && peakBytes > std::max(givenPeakBytes, options.memoryPerDevice)) {
+    budgetBytes = givenBytes;
+    SmallVector<unsigned> within;
+    if (succeeded(solve(within, std::nullopt, false, /*quiet=*/true)))
+      if (double bytes = peakBytesOf(within); bytes <= givenPeakBytes) {
+        Totals t = totalsOf(chosen);
+        fastest = {t.compute, t.communication, peakBytes};
+        chosen = std::move(within);
+        peakBytes = bytes;
+      }
+  }
 
   FunctionPlan plan;
   plan.arguments.resize(func.getNumArguments());
@@ -1286,11 +1323,18 @@ FailureOr<FunctionPlan> Planner::run() {
   plan.communicationSeconds = totals.communication;
   plan.argumentBytes = totals.bytes - totals.activationBytes;
   plan.activationBytes = totals.activationBytes;
-  if (incumbent)
-    if (std::optional<SmallVector<unsigned>> given = incumbentStrategies()) {
-      Totals t = totalsOf(*given);
-      plan.incumbentSeconds = {t.compute, t.communication};
-    }
+  plan.peakBytes = peakBytes;
+  plan.fastest = fastest;
+  if (given && !fastest) {
+    Totals t = totalsOf(*given);
+    plan.noneFaster = llvm::equal(chosen, *given) ||
+                      plan.computeSeconds + plan.communicationSeconds >=
+                          (t.compute + t.communication) * (1 - 1e-9);
+  }
+  if (given) {
+    Totals t = totalsOf(*given);
+    plan.incumbent = {t.compute, t.communication, givenPeakBytes};
+  }
   for (auto [n, node] : llvm::enumerate(nodes))
     if (node.argument >= 0)
       plan.arguments[node.argument] =
@@ -1378,6 +1422,115 @@ std::optional<SmallVector<unsigned>> Planner::incumbentStrategies() const {
   return chosen;
 }
 
+double Planner::peakBytesOf(ArrayRef<unsigned> chosen) const {
+  FunctionOpInterface func = this->func;
+  Block &body = func.getFunctionBody().front();
+  const LiveRanges &live = givenStructure->live;
+  DenseMap<Operation *, unsigned> position;
+  position.reserve(live.numOps);
+  for (auto [i, op] : llvm::enumerate(body))
+    position[&op] = i;
+  // What a value is made as in the plan; a value without a node (a loop's
+  // block argument, a data-less value made where used) is not counted.
+  auto madeOf = [&](Value v) -> std::optional<TensorSharding> {
+    auto it = sources.find(v);
+    if (!isTensor(v) || it == sources.end())
+      return std::nullopt;
+    const Strategy &s =
+        nodes[it->second.node].strategies[chosen[it->second.node]];
+    if (it->second.result < s.results.size() && s.results[it->second.result])
+      return s.results[it->second.result];
+    return TensorSharding::replicated(
+        cast<RankedTensorType>(v.getType()).getRank());
+  };
+  auto bytesOf = [&](Value v, const TensorSharding &s) {
+    auto type = cast<RankedTensorType>(v.getType());
+    return type.hasStaticShape() ? localBytes(type, s, axes) : 0.0;
+  };
+
+  // Every read: as made (the value's own storage serves it), or resharded
+  // (one reshard per value and sharding, made after the value and held to
+  // its last reader).
+  struct Temporary {
+    TensorSharding sharding;
+    unsigned last;
+  };
+  DenseMap<Value, SmallVector<Temporary, 1>> temporaries;
+  DenseMap<Value, unsigned> reshardedReads;
+  Operation *ret = body.getTerminator();
+  for (auto [op, n] : members) {
+    Operation *top = body.findAncestorOpInBlock(*op);
+    if (!top)
+      continue;
+    unsigned at = position.lookup(top);
+    const Strategy &s = nodes[n].strategies[chosen[n]];
+    for (auto [k, operand] : llvm::enumerate(op->getOperands())) {
+      if (!isTensor(operand) || isRematerializable(operand))
+        continue;
+      std::optional<TensorSharding> made = madeOf(operand);
+      int tie = op == ret ? tiedArgument(k) : -1;
+      std::optional<TensorSharding> needed;
+      if (tie >= 0)
+        needed = madeOf(func.getArgument(tie));
+      else if (k < s.operands.size())
+        needed = s.operands[k];
+      if (!made || !needed || *needed == *made)
+        continue;
+      // Made pending over more axes, a value is itself on one device and
+      // zeros (a fill, made where used) on the others: a read as made.
+      if (needed->dims == made->dims &&
+          llvm::all_of(made->partial, [&](StringRef axis) {
+            return llvm::is_contained(needed->partial, axis);
+          }))
+        continue;
+      ++reshardedReads[operand];
+      SmallVector<Temporary, 1> &list = temporaries[operand];
+      auto it = llvm::find_if(
+          list, [&](const Temporary &t) { return t.sharding == *needed; });
+      if (it == list.end())
+        list.push_back({*needed, at});
+      else
+        it->last = std::max(it->last, at);
+    }
+  }
+
+  double argumentBytes = 0;
+  SmallVector<double> delta(live.numOps + 1, 0);
+  auto hold = [&](unsigned from, unsigned to, double bytes) {
+    delta[from] += bytes;
+    delta[std::min<unsigned>(to, live.numOps - 1) + 1] -= bytes;
+  };
+  for (BlockArgument arg : func.getArguments())
+    if (std::optional<TensorSharding> made = madeOf(arg))
+      argumentBytes += bytesOf(arg, *made);
+  for (const LiveRange &range : live.ranges) {
+    std::optional<TensorSharding> made = madeOf(range.value);
+    if (!made)
+      continue;
+    // A value every reader takes resharded is freed once resharded.
+    auto resharded = reshardedReads.find(range.value);
+    bool allResharded =
+        resharded != reshardedReads.end() &&
+        resharded->second ==
+            static_cast<unsigned>(
+                std::distance(range.value.use_begin(), range.value.use_end()));
+    hold(range.from, allResharded ? range.from : range.to,
+         bytesOf(range.value, *made));
+  }
+  for (auto &[value, list] : temporaries) {
+    unsigned from = 0;
+    if (Operation *def = value.getDefiningOp())
+      if (Operation *top = body.findAncestorOpInBlock(*def))
+        from = position.lookup(top);
+    for (const Temporary &t : list)
+      hold(from, std::max(from, t.last), bytesOf(value, t.sharding));
+  }
+  double now = 0, peak = 0;
+  for (double d : delta)
+    peak = std::max(peak, now += d);
+  return argumentBytes + peak;
+}
+
 void Planner::addPeakActivations() {
   LivePeak peak = findLivePeak(givenStructure->live, [&](Value v) -> double {
     auto type = dyn_cast<RankedTensorType>(v.getType());
@@ -1452,6 +1605,48 @@ FailureOr<FunctionPlan> mlir::tp::planFunction(
     ShardingRuleCache *rules, PlanStructure *repeats) {
   return Planner(func, mesh, constraints, options, incumbent, rules, repeats)
       .run();
+}
+
+StringRef mlir::tp::stringifySearchRule(SearchRule rule) {
+  switch (rule) {
+  case SearchRule::Inexpressible:
+    return "inexpressible";
+  case SearchRule::Memory:
+    return "memory";
+  case SearchRule::Margin:
+    return "margin";
+  case SearchRule::Adopted:
+    return "adopted";
+  }
+  llvm_unreachable("unknown search rule");
+}
+
+std::optional<SearchRule> mlir::tp::symbolizeSearchRule(StringRef text) {
+  for (SearchRule rule : {SearchRule::Inexpressible, SearchRule::Memory,
+                          SearchRule::Margin, SearchRule::Adopted})
+    if (stringifySearchRule(rule) == text)
+      return rule;
+  return std::nullopt;
+}
+
+SearchRule mlir::tp::judgeSearch(const FunctionPlan &plan,
+                                 double memoryPerDevice) {
+  if (!plan.incumbent)
+    return SearchRule::Inexpressible;
+  const FunctionPlan::Costed &given = *plan.incumbent;
+  // The user's split is their budget: a plan may hold more than it only
+  // where the user said how much a device holds.
+  if (plan.peakBytes > std::max(given.peakBytes, memoryPerDevice))
+    return SearchRule::Memory;
+  auto clearlyFaster = [&](double seconds) {
+    return seconds < given.seconds() * (1 - kSearchAdoptionMargin);
+  };
+  if (!clearlyFaster(plan.computeSeconds + plan.communicationSeconds))
+    // What stopped a faster plan: its bytes, or the margin.
+    return plan.fastest && clearlyFaster(plan.fastest->seconds())
+               ? SearchRule::Memory
+               : SearchRule::Margin;
+  return SearchRule::Adopted;
 }
 
 std::optional<double> mlir::tp::parseByteSize(StringRef text) {

@@ -126,10 +126,11 @@ private:
   LogicalResult searchOps(MeshOp mesh, const AutoPlanOptions &options);
   /// Gives each planned op's results the planned shardings.
   void adoptDecisions(StringRef origin);
-  /// Records the plan the search adopted (`tp.plan`, mode "search"): its
-  /// modelled step and the fixed point's it replaced.
+  /// Records what the search found (`tp.plan`, mode "search"): the rule
+  /// that decided, its plan's modelled step and peak, and the fixed
+  /// point's.
   void writeSearchRecord(const FunctionPlan &searched,
-                         const MachineModel &machine);
+                         const AutoPlanOptions &options, SearchRule rule);
   /// Records the plan's figures and each weight's runner-up on the function
   /// (`tp.plan`, what --tp-report explains).
   void writePlanRecord(MeshOp mesh, const AutoPlanOptions &autoPlan);
@@ -509,22 +510,19 @@ LogicalResult FunctionPropagator::searchOps(MeshOp mesh,
       func, mesh, constraints, options, &fixedPoint, &ruleCache, &structure);
   if (failed(planned))
     return failure();
-  // The search's plan replaces the fixed point's only where the model says
-  // it is clearly faster. The fixed point's is what the annotations say, op
-  // by op, and what the model does not see favours it (temporaries, such as
-  // a weight gathered whole instead of a partial product reduced; the
-  // model's error, within 30% of the measured step on the CPU); a plan the
-  // model cannot express stays.
-  constexpr double kAdoptionGain = 0.05;
-  std::optional<std::pair<double, double>> given = planned->incumbentSeconds;
-  double searched = planned->computeSeconds + planned->communicationSeconds;
-  bool adopt =
-      given && searched < (given->first + given->second) * (1 - kAdoptionGain);
-  if (!adopt)
+  // The search's plan replaces the fixed point's only where judgeSearch
+  // says so: the fixed point's is what the annotations say, op by op; the
+  // user's split is their memory budget, and what the model does not see
+  // (its error against measured steps) favours the annotations.
+  // No plan beats the fixed point's: nothing to decide or record.
+  if (planned->noneFaster)
+    return success();
+  SearchRule rule = judgeSearch(*planned, options.memoryPerDevice);
+  writeSearchRecord(*planned, options, rule);
+  if (rule != SearchRule::Adopted)
     return success();
   // The IR changes: what was decided for the fixed point no longer holds.
   fixedPointReshards = DecidedReshards();
-  writeSearchRecord(*planned, *options.machine);
   for (auto [i, constraint] : llvm::enumerate(resultConstraints))
     if (!constraint && constraints.results[i]) {
       constraint = constraints.results[i];
@@ -537,22 +535,42 @@ LogicalResult FunctionPropagator::searchOps(MeshOp mesh,
 }
 
 void FunctionPropagator::writeSearchRecord(const FunctionPlan &searched,
-                                           const MachineModel &machine) {
+                                           const AutoPlanOptions &options,
+                                           SearchRule rule) {
   Builder b(func->getContext());
-  auto [fixedCompute, fixedCommunication] = *searched.incumbentSeconds;
-  func->setAttr(
-      TPDialect::kPlanAttrName,
-      b.getDictionaryAttr(
-          {b.getNamedAttr("mode", b.getStringAttr("search")),
-           b.getNamedAttr("cost_model", b.getStringAttr(machine.name)),
-           b.getNamedAttr("compute_seconds",
-                          b.getF64FloatAttr(searched.computeSeconds)),
-           b.getNamedAttr("communication_seconds",
-                          b.getF64FloatAttr(searched.communicationSeconds)),
-           b.getNamedAttr("fixed_point_compute_seconds",
-                          b.getF64FloatAttr(fixedCompute)),
-           b.getNamedAttr("fixed_point_communication_seconds",
-                          b.getF64FloatAttr(fixedCommunication))}));
+  const MachineModel &machine = *options.machine;
+  SmallVector<NamedAttribute> fields = {
+      b.getNamedAttr("mode", b.getStringAttr("search")),
+      b.getNamedAttr("rule", b.getStringAttr(stringifySearchRule(rule))),
+      b.getNamedAttr("margin", b.getF64FloatAttr(kSearchAdoptionMargin)),
+      b.getNamedAttr("cost_model", b.getStringAttr(machine.name)),
+      b.getNamedAttr("compute_seconds",
+                     b.getF64FloatAttr(searched.computeSeconds)),
+      b.getNamedAttr("communication_seconds",
+                     b.getF64FloatAttr(searched.communicationSeconds)),
+      b.getNamedAttr("peak_bytes", b.getF64FloatAttr(searched.peakBytes))};
+  if (options.memoryPerDevice > 0)
+    fields.push_back(b.getNamedAttr(
+        "memory_per_device", b.getF64FloatAttr(options.memoryPerDevice)));
+  if (const std::optional<FunctionPlan::Costed> &fastest = searched.fastest) {
+    fields.push_back(b.getNamedAttr(
+        "fastest_compute_seconds", b.getF64FloatAttr(fastest->computeSeconds)));
+    fields.push_back(
+        b.getNamedAttr("fastest_communication_seconds",
+                       b.getF64FloatAttr(fastest->communicationSeconds)));
+    fields.push_back(b.getNamedAttr("fastest_peak_bytes",
+                                    b.getF64FloatAttr(fastest->peakBytes)));
+  }
+  if (const std::optional<FunctionPlan::Costed> &fixed = searched.incumbent) {
+    fields.push_back(b.getNamedAttr("fixed_point_compute_seconds",
+                                    b.getF64FloatAttr(fixed->computeSeconds)));
+    fields.push_back(
+        b.getNamedAttr("fixed_point_communication_seconds",
+                       b.getF64FloatAttr(fixed->communicationSeconds)));
+    fields.push_back(b.getNamedAttr("fixed_point_peak_bytes",
+                                    b.getF64FloatAttr(fixed->peakBytes)));
+  }
+  func->setAttr(TPDialect::kPlanAttrName, b.getDictionaryAttr(fields));
 }
 
 void FunctionPropagator::adoptDecisions(StringRef origin) {
@@ -745,9 +763,9 @@ struct PropagatePass : public tp::impl::PropagatePassBase<PropagatePass> {
     // The planner's inputs, checked before anything changes.
     std::optional<MachineModel> machine;
     AutoPlanOptions autoPlanOptions;
-    if (!autoPlan && !memoryPerDevice.empty()) {
+    if (!autoPlan && !search && !memoryPerDevice.empty()) {
       module.emitError() << "tp-propagate: memory-per-device applies to "
-                            "auto-plan, which is off";
+                            "auto-plan and search, which are off";
       return signalPassFailure();
     }
     if (!autoPlan && !search && costModel != "h200") {
@@ -772,7 +790,7 @@ struct PropagatePass : public tp::impl::PropagatePassBase<PropagatePass> {
       // Runner-ups explain an auto-plan's weights; search fixes them.
       autoPlanOptions.explain = autoPlan && explain;
     }
-    if (autoPlan && !memoryPerDevice.empty()) {
+    if ((autoPlan || search) && !memoryPerDevice.empty()) {
       std::optional<double> bytes = parseByteSize(memoryPerDevice);
       if (!bytes) {
         module.emitError()

@@ -19,6 +19,7 @@
 #include "tp/Dialect/TP/Transforms/Passes.h"
 
 #include "tp/Dialect/TP/IR/TPOps.h"
+#include "tp/Dialect/TP/Transforms/AutoPlan.h"
 #include "tp/Dialect/TP/Transforms/CostModel.h"
 #include "tp/Dialect/TP/Transforms/FactorProjection.h"
 #include "tp/Dialect/TP/Transforms/Resharding.h"
@@ -79,12 +80,19 @@ struct WeightEntry {
 };
 
 struct PlanEntry {
-  /// "auto-plan", or "search" (a plan the search adopted over the fixed
-  /// point's, whose modelled seconds it keeps).
+  /// "auto-plan", or "search" (what the search found beside the fixed
+  /// point's plan, and the rule that chose between them).
   std::string mode, costModel;
   double budget = 0, computeSeconds = 0, communicationSeconds = 0,
          argumentBytes = 0, activationBytes = 0;
   double fixedPointComputeSeconds = 0, fixedPointCommunicationSeconds = 0;
+  std::optional<SearchRule> rule;
+  double margin = 0, peakBytes = 0, fixedPointPeakBytes = 0;
+  /// The fastest plan, where it held too much and the search planned again
+  /// within the fixed point's bytes.
+  bool hasFastest = false;
+  double fastestComputeSeconds = 0, fastestCommunicationSeconds = 0,
+         fastestPeakBytes = 0;
   SmallVector<WeightEntry> weights;
 };
 
@@ -138,6 +146,15 @@ std::optional<PlanEntry> planOf(FunctionOpInterface func) {
   p.fixedPointCommunicationSeconds =
       number(dict, "fixed_point_communication_seconds");
   p.budget = number(dict, "memory_per_device");
+  if (auto rule = dict.getAs<StringAttr>("rule"))
+    p.rule = symbolizeSearchRule(rule.getValue());
+  p.margin = number(dict, "margin");
+  p.peakBytes = number(dict, "peak_bytes");
+  p.fixedPointPeakBytes = number(dict, "fixed_point_peak_bytes");
+  p.hasFastest = dict.contains("fastest_peak_bytes");
+  p.fastestComputeSeconds = number(dict, "fastest_compute_seconds");
+  p.fastestCommunicationSeconds = number(dict, "fastest_communication_seconds");
+  p.fastestPeakBytes = number(dict, "fastest_peak_bytes");
   p.computeSeconds = number(dict, "compute_seconds");
   p.communicationSeconds = number(dict, "communication_seconds");
   p.argumentBytes = number(dict, "argument_bytes");
@@ -448,18 +465,70 @@ void printText(llvm::raw_ostream &os, const FunctionReport &r, MeshOp mesh) {
   const PlanEntry &p = *r.plan;
   double total = p.computeSeconds + p.communicationSeconds;
   if (p.mode == "search") {
+    bool adopted = p.rule == SearchRule::Adopted;
     os << "  plan (search, cost model " << p.costModel
-       << "; adopted over the fixed point's):\n";
-    os << llvm::formatv("    modelled step per device: {0:f2} us (compute "
-                        "{1:f2} us, communication {2:f2} us)\n",
+       << (adopted ? "; adopted over the fixed point's):\n"
+                   : "; the fixed point's kept):\n");
+    if (p.hasFastest)
+      os << llvm::formatv(
+          "    the fastest plan: {0:f2} us (compute {1:f2} us, communication "
+          "{2:f2} us), peak {3} B; planned again within the fixed point's "
+          "bytes:\n",
+          (p.fastestComputeSeconds + p.fastestCommunicationSeconds) * 1e6,
+          p.fastestComputeSeconds * 1e6, p.fastestCommunicationSeconds * 1e6,
+          whole(p.fastestPeakBytes));
+    os << llvm::formatv("    {0}: {1:f2} us (compute {2:f2} us, "
+                        "communication {3:f2} us), peak {4} B\n",
+                        adopted ? "modelled step per device"
+                                : "the search's plan",
                         total * 1e6, p.computeSeconds * 1e6,
-                        p.communicationSeconds * 1e6);
+                        p.communicationSeconds * 1e6, whole(p.peakBytes));
+    if (p.rule == SearchRule::Inexpressible) {
+      os << "    rule: the model cannot express the fixed point's plan\n";
+      return;
+    }
+    double fixed =
+        p.fixedPointComputeSeconds + p.fixedPointCommunicationSeconds;
     os << llvm::formatv(
         "    the fixed point's plan: {0:f2} us (compute {1:f2} us, "
-        "communication {2:f2} us)\n",
-        (p.fixedPointComputeSeconds + p.fixedPointCommunicationSeconds) * 1e6,
-        p.fixedPointComputeSeconds * 1e6,
-        p.fixedPointCommunicationSeconds * 1e6);
+        "communication {2:f2} us), peak {3} B\n",
+        fixed * 1e6, p.fixedPointComputeSeconds * 1e6,
+        p.fixedPointCommunicationSeconds * 1e6, whole(p.fixedPointPeakBytes));
+    double gain = fixed > 0 ? 1 - total / fixed : 0;
+    std::string budget =
+        llvm::formatv("memory-per-device={0} B", whole(p.budget)).str();
+    if (p.rule == SearchRule::Memory)
+      os << llvm::formatv(
+          "    rule: memory: the {0} plan holds more per device than the "
+          "annotations' ({1} > {2} B), {3}\n",
+          p.hasFastest ? "fastest" : "search's",
+          whole(p.hasFastest ? p.fastestPeakBytes : p.peakBytes),
+          whole(p.fixedPointPeakBytes),
+          p.budget > 0 ? "and over " + budget
+                       : std::string("and no memory-per-device allows it"));
+    else if (p.rule == SearchRule::Margin && p.hasFastest)
+      os << llvm::formatv(
+          "    rule: margin: the fastest plan is modelled {0:f1}% faster and "
+          "the search's {1:f1}%, neither more than the model's error margin "
+          "({2:f0}%)\n",
+          (fixed > 0
+               ? 1 - (p.fastestComputeSeconds + p.fastestCommunicationSeconds) /
+                         fixed
+               : 0) *
+              100,
+          gain * 100, p.margin * 100);
+    else if (p.rule == SearchRule::Margin)
+      os << llvm::formatv("    rule: margin: modelled {0:f1}% faster, not more "
+                          "than the model's error margin ({1:f0}%)\n",
+                          gain * 100, p.margin * 100);
+    else if (p.rule == SearchRule::Adopted)
+      os << llvm::formatv(
+          "    rule: adopted: modelled {0:f1}% faster, more than the model's "
+          "error margin ({1:f0}%), {2}\n",
+          gain * 100, p.margin * 100,
+          p.peakBytes <= p.fixedPointPeakBytes
+              ? std::string("holding no more per device")
+              : "within " + budget);
     return;
   }
   os << "  plan (auto-plan, cost model " << p.costModel << ", "
@@ -567,6 +636,16 @@ llvm::json::Value toJson(const FunctionReport &r) {
       plan["fixed_point_compute_seconds"] = r.plan->fixedPointComputeSeconds;
       plan["fixed_point_communication_seconds"] =
           r.plan->fixedPointCommunicationSeconds;
+      plan["peak_bytes"] = r.plan->peakBytes;
+      plan["fixed_point_peak_bytes"] = r.plan->fixedPointPeakBytes;
+      plan["margin"] = r.plan->margin;
+      if (r.plan->hasFastest)
+        plan["fastest"] = llvm::json::Object{
+            {"compute_seconds", r.plan->fastestComputeSeconds},
+            {"communication_seconds", r.plan->fastestCommunicationSeconds},
+            {"peak_bytes", r.plan->fastestPeakBytes}};
+      if (r.plan->rule)
+        plan["rule"] = stringifySearchRule(*r.plan->rule);
     }
   }
   return json;

@@ -12,7 +12,7 @@
 // RUN: not tp-opt %s --tp-propagate="auto-plan cost-model=%s" 2>&1 | FileCheck %s --check-prefix=NOTJSON
 // NOTJSON: error: tp-propagate: cost-model: machine model '{{.*}}auto-plan-invalid.mlir' is not JSON: {{.*}}
 // RUN: not tp-opt %s --tp-propagate="memory-per-device=1GB" 2>&1 | FileCheck %s --check-prefix=OFF
-// OFF: error: tp-propagate: memory-per-device applies to auto-plan, which is off
+// OFF: error: tp-propagate: memory-per-device applies to auto-plan and search, which are off
 // RUN: not tp-opt %s --tp-propagate="cost-model=%S/Inputs/slow-network.json" 2>&1 | FileCheck %s --check-prefix=NOMODEL
 // NOMODEL: error: tp-propagate: cost-model applies to auto-plan and search, which are off
 // search reads its machine model as auto-plan does.

@@ -100,15 +100,60 @@ struct FunctionPlan {
   /// the function's peak (program order).
   double argumentBytes = 0;
   double activationBytes = 0;
-  /// The incumbent plan planFunction was given, in the same model: its
-  /// compute and communication seconds, when the model can express it
-  /// (every op's choice one of its strategies, the same in every repeat of
-  /// a layer).
-  std::optional<std::pair<double, double>> incumbentSeconds;
+  /// Bytes one device holds at the plan's peak in program order: the
+  /// arguments, the values the ops make at their planned sizes, and every
+  /// reshard's result from the value it reshards to its last reader (as
+  /// reshard insertion places it: a weight gathered whole for a forward and
+  /// a backward use is held between them).
+  double peakBytes = 0;
+  /// Another plan's modelled step and peak.
+  struct Costed {
+    double computeSeconds = 0, communicationSeconds = 0, peakBytes = 0;
+    double seconds() const { return computeSeconds + communicationSeconds; }
+  };
+  /// The incumbent plan planFunction was given, in the same model, when the
+  /// model can express it (every op's choice one of its strategies, the
+  /// same in every repeat of a layer).
+  std::optional<Costed> incumbent;
+  /// The fastest plan, where it held more than both the incumbent and the
+  /// budget and this plan was found within the incumbent's bytes instead.
+  std::optional<Costed> fastest;
+  /// No plan faster than the incumbent was found (the plan is the
+  /// incumbent's, or ties with it), within the budget or over it: nothing
+  /// to decide.
+  bool noneFaster = false;
   /// Per weight (open argument of rank 2 or more; one per repeated layer),
   /// its choice and runner-up.
   std::vector<WeightChoice> weights;
 };
+
+/// How much faster than the fixed point's plan the search's must be
+/// modelled to replace it on the annotated path, as a fraction of the fixed
+/// point's step: more than the model's error against measured steps
+/// (`bench/bench_plan.py`: 8-28% on the CPU backend). The one place the
+/// margin is set.
+constexpr double kSearchAdoptionMargin = 0.30;
+
+/// The rule that decided between the annotated path's search and the fixed
+/// point's plan, in the order they are tried.
+enum class SearchRule {
+  /// Kept: the model cannot express the fixed point's plan.
+  Inexpressible,
+  /// Kept: the search's plan holds more bytes per device at its peak than
+  /// the fixed point's (the user's split is their memory budget), and no
+  /// `memory-per-device` allows it.
+  Memory,
+  /// Kept: modelled faster by no more than kSearchAdoptionMargin.
+  Margin,
+  /// Adopted: faster by more than the margin, within the memory rule.
+  Adopted,
+};
+StringRef stringifySearchRule(SearchRule rule);
+std::optional<SearchRule> symbolizeSearchRule(StringRef text);
+
+/// Which rule decides between `plan` (planned with an incumbent) and its
+/// incumbent; `memoryPerDevice` (0: none) is the budget the user gave.
+SearchRule judgeSearch(const FunctionPlan &plan, double memoryPerDevice);
 
 /// What a plan of a function takes from the function's structure alone:
 /// the repeated layers it folds onto their first repeat (LayerFinder's
@@ -128,7 +173,7 @@ PlanStructure findPlanStructure(FunctionOpInterface func);
 /// Plans `func` over `mesh`. Fails with a diagnostic on the function when no
 /// plan fits the budget (naming the least any plan needs) or the solver
 /// fails. With `incumbent` (the choices of the fixed point), also costs that
-/// plan in the same model (`FunctionPlan::incumbentSeconds`). With `rules`,
+/// plan in the same model (`FunctionPlan::incumbent`). With `rules`,
 /// the ops' rules come from that cache (shared with propagation). With
 /// `structure` (findPlanStructure of `func` as it is now), that is used;
 /// otherwise planFunction finds it.

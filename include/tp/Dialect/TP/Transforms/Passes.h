@@ -109,8 +109,10 @@ struct SPMDPipelineOptions : public PassPipelineOptions<SPMDPipelineOptions> {
       llvm::cl::init(false)};
   PassOptions::Option<std::string> memoryPerDevice{
       *this, "memory-per-device",
-      llvm::cl::desc("With auto-plan: bytes one device may hold, arguments "
-                     "and activations at the peak (e.g. 80GB, 24GiB, 1e9)"),
+      llvm::cl::desc("With auto-plan or search: bytes one device may hold, "
+                     "arguments and activations at the peak (e.g. 80GB, "
+                     "24GiB, 1e9); search's plan holds no more than the "
+                     "fixed point's without it"),
       llvm::cl::init("")};
   PassOptions::Option<std::string> costModel{
       *this, "cost-model",

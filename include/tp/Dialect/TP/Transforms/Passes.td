@@ -136,9 +136,17 @@ def PropagatePass : Pass<"tp-propagate", "::mlir::ModuleOp"> {
     at a time is reduced once instead of once per term. The fixed point's own
     plan (its splits, and where reshard insertion would reduce each sum) is
     costed in the same model, and the search's plan replaces it only when
-    modelled at least 5% faster: the annotations' plan stays where the gain is
-    within the model's error, or where the model cannot express it. An
-    adopted plan is recorded as `tp.plan` (mode "search") for `--tp-report`.
+    two rules allow it (`judgeSearch`, AutoPlan.h). The user's split is their
+    memory budget: a plan that holds more bytes per device at its peak (the
+    arguments, the values at their planned sizes, and each reshard's result
+    from its source to its last reader, such as a weight gathered whole)
+    than the fixed point's is not adopted unless `memory-per-device` allows
+    it; where the first plan found does, the search plans again within the
+    fixed point's bytes. And it must be modelled faster by more than the
+    model's error against measured steps (`kSearchAdoptionMargin`, 30%).
+    The annotations' plan stays otherwise, or where the model cannot express
+    it. What the search found and the rule that decided are recorded as
+    `tp.plan` (mode "search") for `--tp-report`.
     `search` does not plan sequence parallelism: asking for both is an error
     (`--tp-spmd` runs the search only without `sequence-parallel`).
 
@@ -192,9 +200,10 @@ def PropagatePass : Pass<"tp-propagate", "::mlir::ModuleOp"> {
            "results are returned replicated">,
     Option<"memoryPerDevice", "memory-per-device", "std::string",
            /*default=*/"\"\"",
-           "With auto-plan: bytes one device may hold, the function's "
-           "arguments and the activations live at its peak (a number with an "
-           "optional unit: 80GB, 24GiB, 1e9); empty: no budget">,
+           "With auto-plan or search: bytes one device may hold, the "
+           "function's arguments and the activations live at its peak (a "
+           "number with an optional unit: 80GB, 24GiB, 1e9); empty: no "
+           "budget (search: the fixed point's plan's peak is the budget)">,
     Option<"costModel", "cost-model", "std::string", /*default=*/"\"h200\"",
            "With auto-plan: the machine model, `h200` (built in: one H200 of "
            "an NVLink node) or a machine-model file measured by `tprt-bench --calibrate FILE` (docs/cost-model.md)">,
@@ -206,9 +215,10 @@ def PropagatePass : Pass<"tp-propagate", "::mlir::ModuleOp"> {
            "Without auto-plan: after the fixed point, choose every op's split "
            "and where each pending sum is reduced by the same global search "
            "over `cost-model` (arguments and results stay as propagated), "
-           "adopted where modelled at least 5% faster than the fixed point's "
-           "plan: a sum whose terms arrive one by one is reduced once (on in "
-           "--tp-spmd)">
+           "adopted where it holds no more per device than the fixed point's "
+           "plan (or `memory-per-device` allows it) and is modelled more than "
+           "30% faster (the model's error): a sum whose terms arrive one by "
+           "one is reduced once (on in --tp-spmd)">
   ];
 }
 
