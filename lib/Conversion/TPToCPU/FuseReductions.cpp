@@ -188,7 +188,11 @@ struct FuseReductionsPass
         if (listener.erased.contains(root))
           continue;
         unsigned rows = chainRows(root);
-        if (llvm::any_of(root.getStaticLoopRanges(), ShapedType::isDynamic))
+        // Tiles are static; a loop of no iterations computes nothing, and
+        // upstream's tiling divides by its extent.
+        if (llvm::any_of(root.getStaticLoopRanges(), [](int64_t range) {
+              return ShapedType::isDynamic(range) || range == 0;
+            }))
           continue;
         llvm::SmallPtrSet<Operation *, 16> chain = collectChain(root, rows);
         if (chain.size() < 2)

@@ -98,6 +98,11 @@ LogicalResult describe(llvm::raw_ostream &os, FunctionOpInterface func,
     return func.emitOpError()
            << what << " #" << index << " has type " << type
            << "; the CPU runtime takes statically shaped ranked tensors";
+  if (llvm::is_contained(tensor.getShape(), 0))
+    return func.emitOpError()
+           << what << " #" << index << " has type " << type
+           << ", with a dimension of size 0; the CPU runtime takes tensors "
+              "that hold at least one element";
   StringRef dtype = dtypeName(tensor.getElementType());
   if (dtype.empty())
     return func.emitOpError()

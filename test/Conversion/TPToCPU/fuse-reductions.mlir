@@ -200,3 +200,31 @@ func.func @unshared_fills(%x: tensor<64x768xf32>, %w1: tensor<768x768xf32>, %w2:
   %q = linalg.matmul ins(%p, %w2 : tensor<64x768xf32>, tensor<768x768xf32>) outs(%z4 : tensor<64x768xf32>) -> tensor<64x768xf32>
   return %q : tensor<64x768xf32>
 }
+
+// -----
+
+// A row of no elements (fuzzed): nothing to compute, no tiles (upstream's
+// tiling divides by a loop's extent); the chain stays as it is.
+// CHECK-LABEL: func.func @empty_rows
+// CHECK-NOT: scf.for
+// CHECK: return
+#te4 = affine_map<(t, e) -> (t, e)>
+#t4 = affine_map<(t, e) -> (t)>
+func.func @empty_rows(%x: tensor<8x0xf32>) -> tensor<8x0xf32> {
+  %ninf = arith.constant -3.0e38 : f32
+  %e = tensor.empty() : tensor<8xf32>
+  %m0 = linalg.fill ins(%ninf : f32) outs(%e : tensor<8xf32>) -> tensor<8xf32>
+  %m = linalg.generic {indexing_maps = [#te4, #t4], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<8x0xf32>) outs(%m0 : tensor<8xf32>) {
+    ^bb0(%v: f32, %acc: f32):
+      %r = arith.maximumf %v, %acc : f32
+      linalg.yield %r : f32
+  } -> tensor<8xf32>
+  %eo = tensor.empty() : tensor<8x0xf32>
+  %y = linalg.generic {indexing_maps = [#te4, #t4, #te4], iterator_types = ["parallel", "parallel"]} ins(%x, %m : tensor<8x0xf32>, tensor<8xf32>) outs(%eo : tensor<8x0xf32>) {
+    ^bb0(%v: f32, %b: f32, %o: f32):
+      %d = arith.subf %v, %b : f32
+      %ex = math.exp %d : f32
+      linalg.yield %ex : f32
+  } -> tensor<8x0xf32>
+  return %y : tensor<8x0xf32>
+}

@@ -79,6 +79,13 @@ func.func @f(%x: tensor<4xf32>) -> tensor<?xf32> {
 
 // -----
 
+// expected-error @+1 {{'func.func' op arg #0 has type 'tensor<8x0xf32>', with a dimension of size 0; the CPU runtime takes tensors that hold at least one element}}
+func.func @f(%x: tensor<8x0xf32>) -> tensor<8x0xf32> {
+  return %x : tensor<8x0xf32>
+}
+
+// -----
+
 // An unprefixed attribute named like one of llvm.func's own would be taken as
 // it by the LLVM lowering (a symbol as `linkage` crashed its verifier); private
 // functions are checked too.
