@@ -20,6 +20,9 @@ Two measures, per N:
   callgrind, deterministic; slow at large N): the same two comparisons, in instructions
   per op (tp-mlir's "+canon" is --tp-spmd as users run it).
 
+"search" is the annotated path's search's share of tp-mlir's passes (1 - their time with
+--tp-spmd=search=false over their time at the defaults).
+
 Then the ratio (upstream / tp-mlir, per op: higher is better for tp-mlir), the whole
 process's wall time of each (start-up, parsing, the passes, printing; best of --repeat;
 the ratio tp-mlir / upstream: lower is better for tp-mlir) and the collectives each
@@ -159,7 +162,7 @@ def main():
     print("pass wall time per op (us), from --mlir-timing, best of", args.repeat)
     print(f"{'N':>4} {'ops':>7} | {'tp-mlir':>8} {'upstream':>8} {'ratio':>6} |"
           f" {'tp+canon':>8} {'up+canon':>8} {'ratio':>6} | {'process s':>9} {'upstream':>8}"
-          f" {'ratio':>6} | collectives tp-mlir / upstream")
+          f" {'ratio':>6} | {'search':>6} | collectives tp-mlir / upstream")
     files = []
     with tempfile.TemporaryDirectory() as tmp:
         for n in [int(x) for x in args.layers.split(",")]:
@@ -188,9 +191,15 @@ def main():
             p_tp = process_time([args.tp_opt, ours, "--tp-spmd"] + extra, args.repeat)
             p_up = process_time([args.mlir_opt, theirs, pipeline(UPSTREAM_PASSES, True)]
                                 + extra, args.repeat)
+            # The annotated path's search: its share of --tp-spmd's passes (what
+            # search=false saves of them).
+            t_fixed, _ = pass_times([args.tp_opt, ours, "--tp-spmd=search=false"] + extra,
+                                    args.repeat)
+            share = (1 - sum(t_fixed.values()) / tp_all) if t_fixed else float("nan")
             print(f"{n:>4} {ops:>7} | {us(tp_sharding):>8.2f} {us(up_sharding):>8.2f}"
                   f" {up_sharding / tp_sharding:>5.1f}x | {us(tp_all):>8.2f} {us(up_all):>8.2f}"
                   f" {up_all / tp_all:>5.1f}x | {p_tp:>9.3f} {p_up:>8.3f} {p_tp / p_up:>5.2f}x |"
+                  f" {share * 100:>5.0f}% |"
                   f" {collectives(out_tp.stdout, 'tp')} / "
                   f"{collectives(out_up.stdout, 'shard')}")
 

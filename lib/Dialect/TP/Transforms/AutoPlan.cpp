@@ -186,15 +186,18 @@ struct MipBuilder {
     for (int c : integers)
       coin.Cbc_setInteger(model, c);
   }
+  /// What branchAndBound ends with.
+  enum class Outcome { Solved, NoneBelowCutoff, GaveUp };
   /// Solves the programme by branch and bound over its linear relaxation,
   /// depth first: Clp's dual simplex at each node, warm-started from the
   /// node above's basis; the most fractional integer column is branched on;
   /// a node whose relaxation costs no less than the best plan found (within
-  /// `fractionGap` of it) is cut off. Gives up after `maxNodes` relaxations
-  /// or when the LP fails (false); otherwise the optimum is in `solution`.
-  bool branchAndBound(const CoinSolvers &coin, const Matrix &m,
-                      double fractionGap, unsigned maxNodes,
-                      std::vector<double> &solution) const {
+  /// `fractionGap` of it), or than `cutoff`, is cut off. Gives up after
+  /// `maxNodes` relaxations or when the LP fails; otherwise the optimum is in
+  /// `solution`, or no plan costs less than `cutoff`.
+  Outcome branchAndBound(const CoinSolvers &coin, const Matrix &m,
+                         double fractionGap, unsigned maxNodes, double cutoff,
+                         std::vector<double> &solution) const {
     std::unique_ptr<Clp_Simplex, void (*)(Clp_Simplex *)> lp(
         coin.Clp_newModel(), coin.Clp_deleteModel);
     coin.Clp_setLogLevel(lp.get(), 0);
@@ -222,6 +225,8 @@ struct MipBuilder {
         return;
       }
       double bound = coin.Clp_objectiveValue(lp.get());
+      if (bound >= cutoff)
+        return;
       if (found &&
           bound >= best - std::max(1e-9 * std::max(1.0, std::abs(best)),
                                    fractionGap * std::abs(best)))
@@ -263,7 +268,9 @@ struct MipBuilder {
       coin.Clp_chgColumnUpper(lp.get(), ub.data());
     };
     visit();
-    return !failed && found;
+    if (failed)
+      return Outcome::GaveUp;
+    return found ? Outcome::Solved : Outcome::NoneBelowCutoff;
   }
   static constexpr double kIntegrality = 1e-7;
 };
@@ -353,6 +360,11 @@ private:
   /// The bytes a plan may hold (the programme's terms: arguments and the
   /// activations live at the peak); 0: no budget.
   double budgetBytes = 0;
+  /// Beside an incumbent: the modelled seconds a plan must beat to be of
+  /// use (judgeSearch's margin), which cuts the search short; and whether
+  /// the last solve proved that no plan does.
+  double cutoffSeconds = std::numeric_limits<double>::infinity();
+  bool noneBelowCutoff = false;
   /// The function's structure, found by the caller or (`ownStructure`)
   /// by foldRepeats.
   PlanStructure *givenStructure;
@@ -957,6 +969,7 @@ Planner::solve(SmallVectorImpl<unsigned> &chosen,
                bool ignoreBudget, bool quiet) {
   bool budget = budgetBytes > 0 && !ignoreBudget;
   quiet = quiet || forbidden;
+  noneBelowCutoff = false;
   // Seconds in microseconds; a tie goes to fewer bytes (one microsecond per
   // gigabyte: far below any modelled difference).
   constexpr double kScale = 1e6, kPerByte = 1e-9;
@@ -965,15 +978,27 @@ Planner::solve(SmallVectorImpl<unsigned> &chosen,
   MipBuilder mip;
   int columns = 0;
   double fixedBytes = 0, leastBytes = 0;
+  // The objective of a plan that costs `cutoffSeconds`, at most: the
+  // programme leaves out the nodes of one strategy, and the bytes'
+  // tie-break adds at most each node's largest.
+  double cutoff = std::isfinite(cutoffSeconds) && !forbidden
+                      ? cutoffSeconds * kScale
+                      : std::numeric_limits<double>::infinity();
   for (Node &node : nodes) {
     double least = std::numeric_limits<double>::infinity();
-    for (const Strategy &s : node.strategies)
+    double most = 0;
+    for (const Strategy &s : node.strategies) {
       least = std::min(least, s.bytes);
+      most = std::max(most, s.bytes);
+    }
     leastBytes += least;
     if (node.strategies.size() == 1) {
-      fixedBytes += node.strategies.front().bytes;
+      const Strategy &s = node.strategies.front();
+      fixedBytes += s.bytes;
+      cutoff -= (s.computeSeconds + s.communicationSeconds) * kScale;
       continue;
     }
+    cutoff += most * kPerByte;
     node.column = columns;
     for (const Strategy &s : node.strategies) {
       bool allowed =
@@ -1156,8 +1181,15 @@ Planner::solve(SmallVectorImpl<unsigned> &chosen,
   // Set (with CBC's own deleter) once CBC is loaded.
   std::unique_ptr<Cbc_Model, void (*)(Cbc_Model *)> model(nullptr, nullptr);
   const double *x = nullptr;
-  if (maxNodes && mip.branchAndBound(coin, matrix, forbidden ? 0.01 : 0,
-                                     maxNodes, solution)) {
+  MipBuilder::Outcome outcome =
+      maxNodes ? mip.branchAndBound(coin, matrix, forbidden ? 0.01 : 0,
+                                    maxNodes, cutoff, solution)
+               : MipBuilder::Outcome::GaveUp;
+  if (outcome == MipBuilder::Outcome::NoneBelowCutoff) {
+    noneBelowCutoff = true;
+    return failure();
+  }
+  if (outcome == MipBuilder::Outcome::Solved) {
     LLVM_DEBUG(llvm::dbgs() << "auto-plan: " << nodes.size() << " nodes, "
                             << columns << " columns: solved by Clp\n");
     x = solution.data();
@@ -1182,6 +1214,8 @@ Planner::solve(SmallVectorImpl<unsigned> &chosen,
     }
     // The plan is exact; a runner-up, which only explains it, is within 1%.
     coin.Cbc_setAllowableFractionGap(model.get(), forbidden ? 0.01 : 0);
+    if (std::isfinite(cutoff))
+      coin.Cbc_setCutoff(model.get(), cutoff);
     coin.Cbc_solve(model.get());
     LLVM_DEBUG(llvm::dbgs()
                << "auto-plan: " << nodes.size() << " nodes, " << edges.size()
@@ -1189,6 +1223,10 @@ Planner::solve(SmallVectorImpl<unsigned> &chosen,
                << " columns, " << coin.Cbc_getNumRows(model.get()) << " rows; "
                << coin.Cbc_getNodeCount(model.get())
                << " branch-and-bound nodes\n");
+    if (std::isfinite(cutoff) && coin.Cbc_isProvenInfeasible(model.get())) {
+      noneBelowCutoff = true;
+      return failure();
+    }
     if (!coin.Cbc_isProvenOptimal(model.get()) && quiet)
       return failure();
     if (!coin.Cbc_isProvenOptimal(model.get()))
@@ -1252,18 +1290,36 @@ FailureOr<FunctionPlan> Planner::run() {
   std::optional<SmallVector<unsigned>> given;
   double givenPeakBytes = 0, givenBytes = 0;
   if (incumbent)
-    if ((given = incumbentStrategies())) {
-      givenPeakBytes = peakBytesOf(*given);
+    if ((given = incumbentStrategies()))
       givenBytes = totalsOf(*given).bytes * (1 + 1e-9);
-    }
   // The budget: the user's; beside an incumbent, never below what the
   // incumbent holds (judgeSearch keeps a plan that holds more than both).
   budgetBytes = options.memoryPerDevice;
   if (given && budgetBytes > 0)
     budgetBytes = std::max(budgetBytes, givenBytes);
+  // Beside an incumbent only a plan faster by more than the margin is of
+  // use: the search stops at the first proof that there is none (the
+  // relaxation's bound, most often at once).
+  if (given) {
+    Totals t = totalsOf(*given);
+    cutoffSeconds = (t.compute + t.communication) * (1 - kSearchAdoptionMargin);
+  }
   SmallVector<unsigned> chosen;
-  if (failed(solve(chosen)))
-    return failure();
+  if (failed(solve(chosen))) {
+    if (!noneBelowCutoff)
+      return failure();
+    // No plan is clearly faster than the incumbent: it stays (its peak,
+    // which nothing weighs, is not walked).
+    FunctionPlan plan;
+    Totals t = totalsOf(*given);
+    plan.computeSeconds = t.compute;
+    plan.communicationSeconds = t.communication;
+    plan.incumbent = {t.compute, t.communication, 0};
+    plan.noneFaster = true;
+    return plan;
+  }
+  if (given)
+    givenPeakBytes = peakBytesOf(*given);
   double peakBytes = peakBytesOf(chosen);
   std::optional<FunctionPlan::Costed> fastest;
   // A plan over both is planned again within what the incumbent holds in
@@ -1325,12 +1381,10 @@ FailureOr<FunctionPlan> Planner::run() {
   plan.activationBytes = totals.activationBytes;
   plan.peakBytes = peakBytes;
   plan.fastest = fastest;
-  if (given && !fastest) {
-    Totals t = totalsOf(*given);
-    plan.noneFaster = llvm::equal(chosen, *given) ||
-                      plan.computeSeconds + plan.communicationSeconds >=
-                          (t.compute + t.communication) * (1 - 1e-9);
-  }
+  if (given && !fastest)
+    plan.noneFaster =
+        llvm::equal(chosen, *given) ||
+        plan.computeSeconds + plan.communicationSeconds >= cutoffSeconds;
   if (given) {
     Totals t = totalsOf(*given);
     plan.incumbent = {t.compute, t.communication, givenPeakBytes};

@@ -53,6 +53,8 @@ namespace mlir::tp {
   X(Cbc_setAllowableGap)                                                       \
   X(Cbc_setAllowableFractionGap)                                               \
   X(Cbc_setParameter)                                                          \
+  X(Cbc_setCutoff)                                                             \
+  X(Cbc_isProvenInfeasible)                                                    \
   X(Cbc_solve)                                                                 \
   X(Cbc_getNumRows)                                                            \
   X(Cbc_getNodeCount)                                                          \

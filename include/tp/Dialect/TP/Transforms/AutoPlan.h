@@ -118,9 +118,9 @@ struct FunctionPlan {
   /// The fastest plan, where it held more than both the incumbent and the
   /// budget and this plan was found within the incumbent's bytes instead.
   std::optional<Costed> fastest;
-  /// No plan faster than the incumbent was found (the plan is the
-  /// incumbent's, or ties with it), within the budget or over it: nothing
-  /// to decide.
+  /// No plan faster than the incumbent by more than kSearchAdoptionMargin
+  /// exists, within the budget or over it (the search stops at the proof;
+  /// the plan is the incumbent's): nothing to decide.
   bool noneFaster = false;
   /// Per weight (open argument of rank 2 or more; one per repeated layer),
   /// its choice and runner-up.

@@ -145,8 +145,11 @@ def PropagatePass : Pass<"tp-propagate", "::mlir::ModuleOp"> {
     fixed point's bytes. And it must be modelled faster by more than the
     model's error against measured steps (`kSearchAdoptionMargin`, 30%).
     The annotations' plan stays otherwise, or where the model cannot express
-    it. What the search found and the rule that decided are recorded as
-    `tp.plan` (mode "search") for `--tp-report`.
+    it. The margin is also the search's cutoff: a plan that is not faster by
+    more is of no use, so the solve stops at the first proof that none is
+    (the relaxation's bound, most often at the root) and records nothing.
+    Otherwise what the search found and the rule that decided are recorded
+    as `tp.plan` (mode "search") for `--tp-report`.
     `search` does not plan sequence parallelism: asking for both is an error
     (`--tp-spmd` runs the search only without `sequence-parallel`).
 
