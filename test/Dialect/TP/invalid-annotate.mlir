@@ -88,3 +88,15 @@ func.func @f(%x: tensor<8xf32>) {
   %0 = tp.annotate %x <@world, [{"tp"}], partial = ["tp"]> : tensor<8xf32>
   return
 }
+
+// -----
+
+// Tests that a pending sum needs elements the collectives can sum (fuzzed:
+// a complex<f32> sum once reached reshard insertion and crashed it).
+
+tp.mesh @world ["tp" = 2]
+func.func @f(%x: tensor<4x8xcomplex<f32>>) -> tensor<4x8xcomplex<f32>> {
+  // expected-error @+1 {{'tp.annotate' op sharding #tp.sharding<@world, [{}, {}], partial = ["tp"]> holds a pending sum, which needs integer or floating-point elements; got 'complex<f32>'}}
+  %0 = tp.annotate %x <@world, [{}, {}], partial = ["tp"]> : tensor<4x8xcomplex<f32>>
+  return %0 : tensor<4x8xcomplex<f32>>
+}

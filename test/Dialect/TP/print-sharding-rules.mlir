@@ -138,3 +138,14 @@ func.func @norule(%t: tensor<16xf32>, %shape: tensor<2xi64>) {
   %0 = tensor.reshape %t(%shape) : (tensor<16xf32>, tensor<2xi64>) -> tensor<4x4xf32>
   return
 }
+
+// -----
+
+// A contraction over complex numbers keeps its contracted factor whole:
+// splitting it would leave a pending sum the collectives cannot reduce.
+
+func.func @complex_contraction(%a: tensor<16x32xcomplex<f32>>, %b: tensor<32x8xcomplex<f32>>, %c: tensor<16x8xcomplex<f32>>) {
+  // expected-remark @+1 {{sharding rule: ([i, k], [k, j], [i, j]) -> ([i, j]) {i=16, j=8, k=32 need-replication}}}
+  %0 = linalg.matmul ins(%a, %b : tensor<16x32xcomplex<f32>>, tensor<32x8xcomplex<f32>>) outs(%c : tensor<16x8xcomplex<f32>>) -> tensor<16x8xcomplex<f32>>
+  return
+}

@@ -40,9 +40,21 @@ using namespace mlir::tp;
 #include "tp/Dialect/TP/IR/TPInterfaces.cpp.inc"
 
 FailureOr<ShardingRule> mlir::tp::getShardingRule(Operation *op) {
-  if (auto iface = dyn_cast<ShardingRuleOpInterface>(op))
-    return iface.getShardingRule();
-  return failure();
+  auto iface = dyn_cast<ShardingRuleOpInterface>(op);
+  if (!iface)
+    return failure();
+  FailureOr<ShardingRule> rule = iface.getShardingRule();
+  // Splitting a contracted factor leaves pending sums in the results, which
+  // the collectives reduce over integers and floats only (a complex<f32>
+  // matmul keeps its contraction whole).
+  if (succeeded(rule) && llvm::any_of(op->getResultTypes(), [](Type t) {
+        auto shaped = dyn_cast<ShapedType>(t);
+        return shaped && !shaped.getElementType().isIntOrFloat();
+      }))
+    for (unsigned f = 0; f < rule->getNumFactors(); ++f)
+      if (rule->getFactorKind(f) == FactorKind::Reduction)
+        rule->setFactorKind(f, FactorKind::NeedReplication);
+  return rule;
 }
 
 //===----------------------------------------------------------------------===//

@@ -146,6 +146,14 @@ mlir::tp::verifyShardingFor(ShardingAttr sharding, Type type, Operation *anchor,
           *mesh, sharding.getPartial(),
           [] { return std::string(" in the partial axes"); }, emitError)))
     return failure();
+  // A pending sum is reduced by the collectives' sums, over integers and
+  // floats.
+  if (!sharding.getPartial().empty() &&
+      !tensorType.getElementType().isIntOrFloat())
+    return emitError() << "sharding " << sharding
+                       << " holds a pending sum, which needs integer or "
+                          "floating-point elements; got "
+                       << tensorType.getElementType();
   return mesh;
 }
 
