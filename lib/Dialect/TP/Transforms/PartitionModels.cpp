@@ -280,16 +280,18 @@ struct ExpandShapeModel
     RankedTensorType local = context.getLocalType(expand.getResult());
     OpBuilder b(op);
     Location loc = op->getLoc();
-    unsigned dynamicIndex = 0;
-    for (int64_t d = 0; d < local.getRank(); ++d) {
-      if (!local.isDynamicDim(d))
-        continue;
-      OpOperand &size = expand.getOutputShapeMutable()[dynamicIndex++];
+    // Each output size as the op gives it (a value, or a constant even where
+    // the result type's dimension is dynamic), made local.
+    SmallVector<OpFoldResult> sizes = expand.getMixedOutputShape();
+    SmallVector<int64_t> staticSizes;
+    SmallVector<Value> dynamicSizes;
+    for (auto [d, size] : llvm::enumerate(sizes)) {
       OpFoldResult localSize =
-          context.getLocalDimSize(b, loc, expand.getResult(), d, size.get());
-      size.set(getValueOrCreateConstantIndexOp(b, loc, localSize));
+          context.getLocalDimSize(b, loc, expand.getResult(), d, size);
+      dispatchIndexOpFoldResult(localSize, dynamicSizes, staticSizes);
     }
-    expand.setStaticOutputShape(local.getShape());
+    expand.getOutputShapeMutable().assign(dynamicSizes);
+    expand.setStaticOutputShape(staticSizes);
     expand.getResult().setType(local);
     return success();
   }

@@ -159,6 +159,22 @@ func.func @dynamic_expand(%x: tensor<?x8xf32> {tp.sharding = #tp.sharding<@world
 
 // -----
 
+// A dynamic result dimension may be given a constant output size (fuzzed:
+// the model once took every dynamic dimension for an output-size value and
+// read past them): it becomes local as a constant.
+
+tp.mesh @world ["tp" = 2]
+
+// CHECK-LABEL: func.func @constant_size_of_dynamic_dimension
+// CHECK: tensor.expand_shape %{{.*}} {{\[}}[0], [1, 2]] output_shape [2, 2, 4] {{.*}}: tensor<?x8xf32> into tensor<?x2x4xf32>
+func.func @constant_size_of_dynamic_dimension(%x: tensor<?x8xf32> {tp.sharding = #tp.sharding<@world, [{"tp"}, {}]>})
+    -> (tensor<?x2x4xf32> {tp.sharding = #tp.sharding<@world, [{"tp"}, {}, {}]>}) {
+  %e = tensor.expand_shape %x [[0], [1, 2]] output_shape [4, 2, 4] {tp.shardings = [#tp.sharding<@world, [{"tp"}, {}, {}]>]} : tensor<?x8xf32> into tensor<?x2x4xf32>
+  return %e : tensor<?x2x4xf32>
+}
+
+// -----
+
 // Tests that tensor.dim keeps meaning the global size of a split dimension:
 // the local size times the group size (which tensor.empty then divides).
 
