@@ -187,7 +187,8 @@ struct RecordManifestPass
       return signalPassFailure();
     // Bufferization would turn it into a memref.expand_shape that does not
     // verify (docs/known-issues.md).
-    if (failed(checkExpandShapeSizes(module)))
+    if (failed(checkExpandShapeSizes(module)) ||
+        failed(checkReassociations(module)))
       return signalPassFailure();
     for (auto func : module.getOps<FunctionOpInterface>()) {
       if (func.isExternal() || !func.isPublic())

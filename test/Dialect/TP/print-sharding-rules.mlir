@@ -149,3 +149,15 @@ func.func @complex_contraction(%a: tensor<16x32xcomplex<f32>>, %b: tensor<32x8xc
   %0 = linalg.matmul ins(%a, %b : tensor<16x32xcomplex<f32>>, tensor<32x8xcomplex<f32>>) outs(%c : tensor<16x8xcomplex<f32>>) -> tensor<16x8xcomplex<f32>>
   return
 }
+
+// -----
+
+// A reshape whose reassociation wraps past 32 bits (accepted by MLIR 22's
+// verifier) gets no rule: propagation replicates it instead of reading past
+// its dimensions.
+
+func.func @wrapping_reassociation(%x: tensor<8x4xf32>) {
+  // expected-remark @+1 {{no sharding rule}}
+  %c = tensor.collapse_shape %x [[0, 4294967297]] : tensor<8x4xf32> into tensor<32xf32>
+  return
+}

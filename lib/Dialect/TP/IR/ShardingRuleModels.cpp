@@ -25,6 +25,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tp/Dialect/TP/IR/TPInterfaces.h"
+#include "tp/Dialect/TP/IR/UpstreamChecks.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -499,6 +500,8 @@ struct ExpandShapeModel
                                                     tensor::ExpandShapeOp> {
   FailureOr<ShardingRule> getShardingRule(Operation *op) const {
     auto expand = cast<tensor::ExpandShapeOp>(op);
+    if (!hasExactReassociation(op))
+      return failure();
     return ruleForReshape(expand.getResultType(),
                           expand.getReassociationIndices(),
                           op->getNumOperands(), /*expanding=*/true);
@@ -510,6 +513,8 @@ struct CollapseShapeModel
                                                     tensor::CollapseShapeOp> {
   FailureOr<ShardingRule> getShardingRule(Operation *op) const {
     auto collapse = cast<tensor::CollapseShapeOp>(op);
+    if (!hasExactReassociation(op))
+      return failure();
     return ruleForReshape(collapse.getSrcType(),
                           collapse.getReassociationIndices(),
                           op->getNumOperands(), /*expanding=*/false);

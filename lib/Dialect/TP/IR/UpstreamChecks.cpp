@@ -28,3 +28,37 @@ LogicalResult mlir::tp::checkExpandShapeSizes(Operation *root) {
   });
   return failure(bad.wasInterrupted());
 }
+
+bool mlir::tp::hasExactReassociation(Operation *reshape) {
+  SmallVector<ReassociationIndices> groups;
+  RankedTensorType expanded;
+  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(reshape)) {
+    groups = expand.getReassociationIndices();
+    expanded = expand.getResultType();
+  } else if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(reshape)) {
+    groups = collapse.getReassociationIndices();
+    expanded = collapse.getSrcType();
+  } else {
+    return true;
+  }
+  int64_t next = 0;
+  for (const ReassociationIndices &group : groups)
+    for (int64_t index : group)
+      if (index != next++)
+        return false;
+  return next == expanded.getRank();
+}
+
+LogicalResult mlir::tp::checkReassociations(Operation *root) {
+  WalkResult bad = root->walk([&](Operation *op) {
+    if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(op) ||
+        hasExactReassociation(op))
+      return WalkResult::advance();
+    op->emitOpError("reassociation ")
+        << op->getAttr("reassociation")
+        << " does not name each dimension of the expanded type once, in "
+           "order";
+    return WalkResult::interrupt();
+  });
+  return failure(bad.wasInterrupted());
+}

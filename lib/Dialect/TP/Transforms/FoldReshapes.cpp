@@ -158,7 +158,8 @@ struct FoldReshapesPass
     // MLIR 22's verifier accepts an expand_shape whose static output_shape
     // disagrees with its result type (docs/known-issues.md); the folding
     // patterns then build reshapes that do not verify. Refuse it here.
-    if (failed(tp::checkExpandShapeSizes(getOperation())))
+    if (failed(tp::checkExpandShapeSizes(getOperation())) ||
+        failed(tp::checkReassociations(getOperation())))
       return signalPassFailure();
     MLIRContext *ctx = &getContext();
     RewritePatternSet patterns(ctx);

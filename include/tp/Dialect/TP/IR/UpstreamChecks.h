@@ -25,6 +25,16 @@ namespace mlir::tp {
 /// (`memref.expand_shape`, which checks) then build ops that do not verify.
 LogicalResult checkExpandShapeSizes(Operation *root);
 
+/// True when the reassociation of a `tensor.expand_shape` or
+/// `tensor.collapse_shape` names, in order, each dimension of its expanded
+/// type once (0, 1, ..., rank - 1): the verifier reads the indices as 32-bit
+/// numbers, so an index beyond 32 bits that wraps to a valid one passes it.
+bool hasExactReassociation(Operation *reshape);
+
+/// Fails, with an error on the op, on the first reshape under `root` whose
+/// reassociation is not exact (hasExactReassociation).
+LogicalResult checkReassociations(Operation *root);
+
 } // namespace mlir::tp
 
 #endif // TP_DIALECT_TP_IR_UPSTREAMCHECKS_H
