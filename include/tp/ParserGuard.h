@@ -10,7 +10,10 @@
 // (`[?, 0]`, `[1 0]`, `[1, 0,]`, `= 2`, an integer beyond 64 bits) reports an
 // error and then crashes on the null attribute (docs/known-issues.md).
 // Its recursive-descent parser also overflows the stack on brackets nested
-// some thousands deep (`affine_map<(d0) -> ((((...`, `[[[[...`).
+// some thousands deep (`affine_map<(d0) -> ((((...`, `[[[[...`); the custom
+// parsers of llvm.insertvalue / llvm.extractvalue crash on a position beyond
+// 32 bits, and those of linalg.batch_matmul / batch_reduce_matmul on element
+// types their body cannot combine (index; complex beside real).
 // tp-mlir cannot patch Debian's libMLIR, so its tools scan their input
 // first, with the grammar that parser accepts, and refuse such a list, or
 // nesting deeper than 512 levels, with a diagnostic at the bad token.

@@ -20,6 +20,7 @@
 
 #include "tp/ParserGuard.h"
 
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/SourceMgr.h"
@@ -29,6 +30,8 @@
 #include <cstdint>
 
 using namespace mlir::tp;
+using llvm::SmallVector;
+using llvm::SmallVectorImpl;
 using llvm::StringRef;
 
 namespace {
@@ -89,6 +92,18 @@ public:
         ++pos;
         while (pos < text.size() && is(text[pos], kPrefixedClass))
           ++pos;
+        // An insertvalue's or extractvalue's position list follows its
+        // aggregate value.
+        if (c == '%' &&
+            (lastOp == "llvm.insertvalue" || lastOp == "llvm.extractvalue")) {
+          size_t after = pos;
+          skipTrivia();
+          if (pos < text.size() && text[pos] == '[') {
+            if (auto hazard = checkPositions(lastOp))
+              return hazard;
+          }
+          pos = after;
+        }
         lastPunct = 0;
         continue;
       }
@@ -106,6 +121,12 @@ public:
         StringRef word = text.slice(start, pos);
         if (dotted) {
           lastOp = word;
+          operandElements.clear();
+        } else if ((word == "ins" || word == "outs") &&
+                   (lastOp == "linalg.batch_matmul" ||
+                    lastOp == "linalg.batch_reduce_matmul")) {
+          if (auto hazard = checkElementTypes(word == "outs", lastOp))
+            return hazard;
         } else if (lastPunct == ')' &&
                    (word == "permutation" || word == "dimensions") &&
                    (lastOp == "linalg.transpose" ||
@@ -269,11 +290,156 @@ private:
     }
   }
 
+  /// An llvm.insertvalue / llvm.extractvalue position list at `pos` (a
+  /// `[`): its custom parser indexes the aggregate type with each position
+  /// as a 32-bit number, and crashes on one beyond 32 bits that wraps.
+  std::optional<ParserHazard> checkPositions(StringRef op) {
+    size_t start = pos;
+    ++pos;
+    while (true) {
+      skipTrivia();
+      size_t at = pos;
+      uint64_t value = 0;
+      bool digits = false;
+      while (pos < text.size() && llvm::isDigit(text[pos])) {
+        digits = true;
+        value = std::min<uint64_t>(value * 10 + (text[pos++] - '0'),
+                                   uint64_t{1} << 40);
+      }
+      if (!digits) {
+        // Not a plain list of positions: the parser reports it.
+        pos = start;
+        return std::nullopt;
+      }
+      if (value > INT32_MAX) {
+        ParserHazard h;
+        h.loc = llvm::SMLoc::getFromPointer(text.data() + at);
+        h.message = ("position " + text.slice(at, pos) + " of '" + op +
+                     "' is beyond 32 bits; MLIR 22's parser indexes the "
+                     "aggregate with it as a 32-bit number and crashes (see "
+                     "docs/known-issues.md)")
+                        .str();
+        return h;
+      }
+      skipTrivia();
+      if (pos < text.size() && text[pos] == ',') {
+        ++pos;
+        continue;
+      }
+      pos = start;
+      return std::nullopt;
+    }
+  }
+
+  /// The element types of the `ins(...)` / `outs(...)` list after the word
+  /// just read (nothing when no `(` follows), added to `operandElements`;
+  /// after `outs`, fails when MLIR 22's region builder of linalg.batch_matmul
+  /// and batch_reduce_matmul cannot make the body (an `index` element, or
+  /// complex numbers beside real ones) and crashes reporting it.
+  std::optional<ParserHazard> checkElementTypes(bool outs, StringRef op) {
+    size_t after = pos;
+    skipTrivia();
+    if (pos >= text.size() || text[pos] != '(') {
+      pos = after;
+      return std::nullopt;
+    }
+    size_t open = pos;
+    // The types: after the list's first ':' at its own level, separated by
+    // ',' at that level.
+    int level = 0;
+    size_t typesStart = StringRef::npos, end = StringRef::npos;
+    for (size_t i = open; i < text.size(); ++i) {
+      char c = text[i];
+      if (c == '(' || c == '[' || c == '{' || c == '<')
+        ++level;
+      else if (c == ')' || c == ']' || c == '}' ||
+               (c == '>' && i > 0 && text[i - 1] != '-'))
+        --level;
+      if (level == 0) {
+        end = i;
+        break;
+      }
+      if (level == 1 && c == ':' && typesStart == StringRef::npos)
+        typesStart = i + 1;
+    }
+    pos = after;
+    if (typesStart == StringRef::npos || end == StringRef::npos)
+      return std::nullopt;
+    SmallVector<StringRef> types;
+    splitTopLevel(text.slice(typesStart, end), ',', types);
+    for (StringRef type : types)
+      operandElements.push_back(elementOf(type.trim()));
+    if (!outs)
+      return std::nullopt;
+    bool anyComplex = false, allComplex = true;
+    for (StringRef element : operandElements) {
+      bool complex = element.starts_with("complex<");
+      anyComplex |= complex;
+      allComplex &= complex;
+      if (element == "index" || (anyComplex && !allComplex)) {
+        ParserHazard h;
+        h.loc = llvm::SMLoc::getFromPointer(text.data() + open);
+        h.message = "'" + op.str() +
+                    "' on element types that its body cannot combine (" +
+                    (element == "index" ? "index" : "complex beside real") +
+                    "); MLIR 22's parser crashes reporting it (see "
+                    "docs/known-issues.md)";
+        return h;
+      }
+    }
+    return std::nullopt;
+  }
+
+  /// Splits `s` at `sep` outside brackets.
+  static void splitTopLevel(StringRef s, char sep,
+                            SmallVectorImpl<StringRef> &parts) {
+    int level = 0;
+    size_t start = 0;
+    for (size_t i = 0; i < s.size(); ++i) {
+      char c = s[i];
+      if (c == '(' || c == '[' || c == '{' || c == '<')
+        ++level;
+      else if (c == ')' || c == ']' || c == '}' ||
+               (c == '>' && i > 0 && s[i - 1] != '-'))
+        --level;
+      else if (c == sep && level == 0) {
+        parts.push_back(s.slice(start, i));
+        start = i + 1;
+      }
+    }
+    parts.push_back(s.drop_front(start));
+  }
+
+  /// The element type of a shaped type (`tensor<4x4xf32>`,
+  /// `memref<4xf32, strided<[1]>>`), or the type itself.
+  static StringRef elementOf(StringRef type) {
+    size_t open = type.find('<');
+    if (open == StringRef::npos || type.back() != '>' ||
+        !(type.starts_with("tensor") || type.starts_with("memref") ||
+          type.starts_with("vector")))
+      return type;
+    StringRef inner = type.slice(open + 1, type.size() - 1);
+    SmallVector<StringRef> parts;
+    splitTopLevel(inner, ',', parts);
+    // Past each dimension: digits or '?', then 'x'.
+    StringRef rest = parts.front().trim();
+    while (true) {
+      size_t n = 0;
+      while (n < rest.size() && (llvm::isDigit(rest[n]) || rest[n] == '?'))
+        ++n;
+      if (n == 0 || n >= rest.size() || rest[n] != 'x')
+        return rest;
+      rest = rest.drop_front(n + 1).ltrim();
+    }
+  }
+
   static constexpr int64_t kMaxNesting = 512;
 
   StringRef text;
   size_t pos = 0;
   int64_t depth = 0;
+  /// The element types of the current op's `ins` and `outs` lists so far.
+  SmallVector<StringRef> operandElements;
 };
 
 } // namespace
