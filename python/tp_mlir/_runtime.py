@@ -61,6 +61,14 @@ class _DeviceProfile(ctypes.Structure):
                 ("graph_launches", ctypes.c_int64)]
 
 
+class _Comparison(ctypes.Structure):
+    _fields_ = [("elements", ctypes.c_int64), ("bad", ctypes.c_int64),
+                ("worst", ctypes.c_int64), ("worst_ratio", ctypes.c_double),
+                ("worst_got", ctypes.c_double), ("worst_want", ctypes.c_double),
+                ("tolerance", ctypes.c_double), ("floor", ctypes.c_double),
+                ("nan_in_both", ctypes.c_int64)]
+
+
 _lib = None
 
 
@@ -98,8 +106,35 @@ def library():
         lib.tprt_program_destroy.argtypes = [ctypes.c_void_p]
         lib.tprt_session_destroy.argtypes = [ctypes.c_void_p]
         lib.tprt_program_target.restype = ctypes.c_char_p
+        lib.tprt_tolerance.restype = ctypes.c_double
+        lib.tprt_tolerance.argtypes = [ctypes.c_int, ctypes.c_char_p]
+        lib.tprt_compare.restype = ctypes.c_void_p
+        lib.tprt_compare.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p,
+                                     ctypes.c_int64, ctypes.c_double, ctypes.c_char_p,
+                                     ctypes.c_double, ctypes.c_double,
+                                     ctypes.POINTER(_Comparison)]
         _lib = lib
     return _lib
+
+
+def tolerance(code, precision="highest"):
+    """The runtime's relative tolerance of a result of tprt_dtype `code`
+    (tprt_tolerance: the one tp-run --verify uses)."""
+    return library().tprt_tolerance(code, precision.encode())
+
+
+def compare(got, want, rtol, floor=0.0):
+    """tprt_compare of two float64 arrays of one shape, with relative
+    tolerance `rtol` (0: exact) and magnitude floor at least `floor`: the
+    worst |got - want| / allowance, and the number of elements over it."""
+    got = np.ascontiguousarray(got, dtype=np.float64)
+    want = np.ascontiguousarray(want, dtype=np.float64)
+    out = _Comparison()
+    f64 = 1
+    _check(library().tprt_compare(f64, got.ctypes.data, want.ctypes.data, got.size,
+                                  rtol, None, floor, 0.0, ctypes.byref(out)),
+           "tprt_compare")
+    return out.worst_ratio, out.bad
 
 
 def _check(status, what):

@@ -9,6 +9,7 @@
 #include "gtest/gtest.h"
 
 #include <cstring>
+#include <limits>
 #include <string>
 
 namespace {
@@ -67,6 +68,89 @@ TEST(TypesTest, HalfAndBfloat16Conversions) {
   EXPECT_EQ(tprt_f32_to_bf16(nan), 0xffc0);
   EXPECT_EQ(tprt_f32_to_bf16(3.4e38f), 0x7f80);
   EXPECT_EQ(tprt_bf16_to_f32(0xbf80), -1.0f);
+}
+
+TEST(CompareTest, TolerancePerDtypeAndPrecision) {
+  EXPECT_EQ(tprt_tolerance(TPRT_F32, nullptr), 1e-5);
+  EXPECT_EQ(tprt_tolerance(TPRT_F32, "highest"), 1e-5);
+  EXPECT_EQ(tprt_tolerance(TPRT_F32, "high"), 5e-3);
+  EXPECT_EQ(tprt_tolerance(TPRT_F32, "medium"), 4e-2);
+  EXPECT_EQ(tprt_tolerance(TPRT_F64, nullptr), 1e-10);
+  EXPECT_EQ(tprt_tolerance(TPRT_F16, nullptr), 1e-2);
+  EXPECT_EQ(tprt_tolerance(TPRT_BF16, "high"), 4e-2);
+  EXPECT_EQ(tprt_tolerance(TPRT_I64, nullptr), 0);
+  EXPECT_LT(tprt_tolerance(TPRT_F32, "fast"), 0);
+  EXPECT_LT(tprt_tolerance(static_cast<tprt_dtype>(42), nullptr), 0);
+}
+
+TEST(CompareTest, RelativeToEachElementWithTheRmsAsFloor) {
+  // RMS of want: sqrt((100^2 + 1^2 + 0) / 3) = 57.7.
+  float want[] = {100, 1, 0};
+  float got[] = {100.0005f, 1.0004f, 0.0004f};
+  tprt_comparison c;
+  ASSERT_EQ(tprt_compare(TPRT_F32, got, want, 3, -1, nullptr, 0, 0, &c),
+            nullptr);
+  EXPECT_EQ(c.elements, 3);
+  EXPECT_EQ(c.bad, 0);
+  EXPECT_NEAR(c.floor, 57.74, 0.01);
+  EXPECT_EQ(c.tolerance, 1e-5);
+  // 100.001 is off by 1e-5 of itself... and a bit more: the worst.
+  got[0] = 100.002f;
+  ASSERT_EQ(tprt_compare(TPRT_F32, got, want, 3, -1, nullptr, 0, 0, &c),
+            nullptr);
+  EXPECT_EQ(c.bad, 1);
+  EXPECT_EQ(c.worst, 0);
+  EXPECT_GT(c.worst_ratio, 1);
+  EXPECT_FLOAT_EQ(c.worst_got, 100.002f);
+  // A raised floor or an absolute allowance admits it.
+  ASSERT_EQ(tprt_compare(TPRT_F32, got, want, 3, -1, nullptr, 300, 0, &c),
+            nullptr);
+  EXPECT_EQ(c.bad, 0);
+  EXPECT_EQ(c.floor, 300);
+  ASSERT_EQ(tprt_compare(TPRT_F32, got, want, 3, -1, nullptr, 0, 0.01, &c),
+            nullptr);
+  EXPECT_EQ(c.bad, 0);
+  // So does a looser precision's tolerance.
+  ASSERT_EQ(tprt_compare(TPRT_F32, got, want, 3, -1, "high", 0, 0, &c),
+            nullptr);
+  EXPECT_EQ(c.bad, 0);
+  EXPECT_EQ(c.tolerance, 5e-3);
+}
+
+TEST(CompareTest, IntegersExactNanOnlyWithNan) {
+  int64_t wantI[] = {1, 2, 3}, gotI[] = {1, 2, 4};
+  tprt_comparison c;
+  ASSERT_EQ(tprt_compare(TPRT_I64, gotI, wantI, 3, -1, nullptr, 0, 0, &c),
+            nullptr);
+  EXPECT_EQ(c.bad, 1);
+  EXPECT_EQ(c.worst, 2);
+  double nan = std::numeric_limits<double>::quiet_NaN();
+  double inf = std::numeric_limits<double>::infinity();
+  double want[] = {nan, inf, 1, nan};
+  double got[] = {nan, inf, 1, 1};
+  ASSERT_EQ(tprt_compare(TPRT_F64, got, want, 4, -1, nullptr, 0, 0, &c),
+            nullptr);
+  EXPECT_EQ(c.nan_in_both, 1);
+  EXPECT_EQ(c.bad, 1);
+  EXPECT_EQ(c.worst, 3);
+}
+
+TEST(CompareTest, RejectsBadArguments) {
+  float x[] = {1};
+  tprt_comparison c;
+  for (tprt_status s :
+       {tprt_compare(TPRT_F32, x, x, 1, -1, nullptr, 0, 0, nullptr),
+        tprt_compare(static_cast<tprt_dtype>(9), x, x, 1, -1, nullptr, 0, 0,
+                     &c),
+        tprt_compare(TPRT_F32, nullptr, x, 1, -1, nullptr, 0, 0, &c),
+        tprt_compare(TPRT_F32, x, x, -1, -1, nullptr, 0, 0, &c),
+        tprt_compare(TPRT_F32, x, x, 1, -1, "fast", 0, 0, &c)}) {
+    EXPECT_EQ(tprt_status_code(s), TPRT_INVALID_ARGUMENT);
+    tprt_status_free(s);
+  }
+  EXPECT_EQ(tprt_compare(TPRT_F32, nullptr, nullptr, 0, -1, nullptr, 0, 0, &c),
+            nullptr);
+  EXPECT_EQ(c.elements, 0);
 }
 
 TEST(MeshTest, ChecksItsShape) {

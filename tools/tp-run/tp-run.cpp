@@ -426,31 +426,10 @@ double at(const Array &a, int64_t i) {
   return valueAt(a.dtype, a.bytes.data(), i);
 }
 
-/// The relative tolerance of --verify for `dtype`: 0 means exact. An f32
-/// result of a program whose GEMMs may compute fast (the manifest's matmul
-/// `precision`) has the inputs' rounding of that precision, about ten units
-/// in its last place: TF32 (10 mantissa bits) for "high", bf16 (7) for
-/// "medium".
+/// The relative tolerance of --verify for `dtype` (0: exact), the runtime's
+/// own (tprt_tolerance: Python's verify() uses the same).
 double toleranceOf(tprt_dtype dtype, const char *precision = "highest") {
-  if (dtype == TPRT_F32 && std::strcmp(precision, "high") == 0)
-    return 5e-3;
-  if (dtype == TPRT_F32 && std::strcmp(precision, "medium") == 0)
-    return 4e-2;
-  switch (dtype) {
-  case TPRT_F64:
-    return 1e-10;
-  // About ten units in the last place: a block of ops rounds to 16 bits
-  // between ops where the reference rounds in other places.
-  case TPRT_F16:
-    return 1e-2;
-  case TPRT_BF16:
-    return 4e-2;
-  case TPRT_I32:
-  case TPRT_I64:
-    return 0;
-  default:
-    return 1e-5;
-  }
+  return std::max(0.0, tprt_tolerance(dtype, precision));
 }
 
 /// `[i, j, k]` of flat index `flat` in `shape`.
@@ -466,7 +445,8 @@ std::string indexString(int64_t flat, const int64_t *shape, int32_t rank) {
   return s + "]";
 }
 
-/// Element-by-element comparison of `got` with `want` (see step 4).
+/// Element-by-element comparison of `got` with `want` (see step 4), by the
+/// runtime's tprt_compare.
 struct Comparison {
   int64_t elements = 0, bad = 0;
   int64_t worst = -1;    // the element with the largest error ratio
@@ -500,53 +480,26 @@ struct Comparison {
 Comparison compare(tprt_dtype dtype, const void *got, const void *want,
                    int64_t n, double sensitivity = 0,
                    const char *precision = "highest") {
+  tprt_comparison r;
+  tprt_status status =
+      tprt_compare(dtype, got, want, n, -1, precision, 0, sensitivity, &r);
+  if (status) {
+    // The dtype and the manifest's precision were checked when loaded.
+    std::fprintf(stderr, "tp-run: %s\n", tprt_status_message(status));
+    tprt_status_free(status);
+    std::exit(2);
+  }
   Comparison c;
-  c.elements = n;
+  c.elements = r.elements;
+  c.bad = r.bad;
+  c.worst = r.worst;
+  c.worstRatio = r.worst_ratio;
+  c.worstGot = r.worst_got;
+  c.worstWant = r.worst_want;
+  c.tolerance = r.tolerance;
+  c.floor = r.floor;
   c.sensitivity = sensitivity;
-  c.tolerance = toleranceOf(dtype, precision);
-  bool integer = dtype == TPRT_I32 || dtype == TPRT_I64;
-  if (!integer) {
-    double squares = 0;
-    int64_t finite = 0;
-    for (int64_t i = 0; i < n; ++i) {
-      double w = valueAt(dtype, want, i);
-      if (std::isfinite(w)) {
-        squares += w * w;
-        ++finite;
-      }
-    }
-    c.floor = finite ? std::sqrt(squares / static_cast<double>(finite)) : 0;
-  }
-  for (int64_t i = 0; i < n; ++i) {
-    double ratio;
-    if (integer) {
-      int64_t g = dtype == TPRT_I32 ? static_cast<const int32_t *>(got)[i]
-                                    : static_cast<const int64_t *>(got)[i];
-      int64_t w = dtype == TPRT_I32 ? static_cast<const int32_t *>(want)[i]
-                                    : static_cast<const int64_t *>(want)[i];
-      ratio = g == w ? 0 : HUGE_VAL;
-    } else {
-      double g = valueAt(dtype, got, i), w = valueAt(dtype, want, i);
-      if (std::isnan(g) || std::isnan(w) || std::isinf(g) || std::isinf(w)) {
-        bool same = (std::isnan(g) && std::isnan(w)) || g == w;
-        c.nanInBoth += std::isnan(g) && std::isnan(w);
-        ratio = same ? 0 : HUGE_VAL;
-      } else {
-        double allowance = std::max(
-            c.tolerance * std::max(std::fabs(w), c.floor), c.sensitivity);
-        double error = std::fabs(g - w);
-        ratio = error == 0 ? 0 : allowance > 0 ? error / allowance : HUGE_VAL;
-      }
-    }
-    if (ratio > 1)
-      ++c.bad;
-    if (ratio > c.worstRatio || (c.worst < 0 && ratio > 0)) {
-      c.worstRatio = ratio;
-      c.worst = i;
-      c.worstGot = valueAt(dtype, got, i);
-      c.worstWant = valueAt(dtype, want, i);
-    }
-  }
+  c.nanInBoth = r.nan_in_both;
   return c;
 }
 

@@ -108,6 +108,45 @@ TPRT_API uint16_t tprt_f32_to_f16(float value);
 TPRT_API float tprt_bf16_to_f32(uint16_t value);
 TPRT_API uint16_t tprt_f32_to_bf16(float value);
 
+/*===----------------------------------------------------------------------===*
+ * Comparing results (the one tolerance check of tp-run --verify and Python)
+ *===----------------------------------------------------------------------===*/
+
+/* The relative tolerance of a result of `dtype` against an independent
+ * reference: about ten units in the last place of its rounding (1e-5 for
+ * f32, 1e-10 for f64, 1e-2 for f16, 4e-2 for bf16; 0, exact, for integers).
+ * An f32 result of a program whose GEMMs may round their inputs
+ * (`precision`, the manifest's matmul precision: "high" rounds to TF32,
+ * "medium" to bf16) gets that rounding's: 5e-3 and 4e-2. `precision` NULL
+ * or "highest": IEEE f32. Negative for an unknown dtype or precision. */
+TPRT_API double tprt_tolerance(tprt_dtype dtype, const char *precision);
+
+/* What tprt_compare found. */
+typedef struct tprt_comparison {
+  int64_t elements;   /* compared */
+  int64_t bad;        /* over their allowance */
+  int64_t worst;      /* flat index of the largest error ratio; -1: none */
+  double worst_ratio; /* its |got - want| / its allowance */
+  double worst_got, worst_want;
+  double tolerance;    /* the relative tolerance used */
+  double floor;        /* the magnitude floor used: max(rms(want), floor) */
+  int64_t nan_in_both; /* elements NaN in both (they agree, show nothing) */
+} tprt_comparison;
+
+/* Compares `n` elements of `got` with `want`, both of `dtype`. An element
+ * passes when |got - want| <= max(tolerance * max(|want|, floor),
+ * allowance): relative to its own magnitude, with `floor` no less than the
+ * RMS of `want`'s finite elements (a caller may raise it: a training step's
+ * gradients share the largest gradient's RMS), and `allowance` an absolute
+ * one (0: none). Integers compare exactly; NaN agrees only with NaN and an
+ * infinity only with itself. `tolerance` < 0: tprt_tolerance(dtype,
+ * precision). TPRT_INVALID_ARGUMENT for an unknown dtype or precision, a
+ * null buffer with n > 0, or a null `out`. */
+TPRT_API tprt_status tprt_compare(tprt_dtype dtype, const void *got,
+                                  const void *want, int64_t n, double tolerance,
+                                  const char *precision, double floor,
+                                  double allowance, tprt_comparison *out);
+
 typedef enum tprt_reduction {
   TPRT_SUM = 0,
   TPRT_MAX = 1,
@@ -432,8 +471,8 @@ typedef struct tprt_gemm_desc {
  * D rounded back once); on CUDA, cuBLAS, or cuBLASLt with its epilogue
  * where there is one, or C is not D. */
 TPRT_API void tprt_rt_gemm(tprt_rank_context *ctx, const tprt_gemm_desc *desc,
-                           const void *a, const void *b, const void *c,
-                           void *d, const void *bias);
+                           const void *a, const void *b, const void *c, void *d,
+                           const void *bias);
 /* Shorthands of tprt_rt_gemm without an epilogue: C += op(A) op(B) (or, when
  * `accumulate` is 0, C = op(A) op(B)) on f32, and on f16 (dtype TPRT_F16)
  * or bf16 (TPRT_BF16) storage. */
