@@ -478,11 +478,9 @@ void tprt_rt_launch(tprt_rank_context *ctx, const void *, int64_t,
 
 const tprt_rt_table *tprt_rt_functions(void) {
   static const tprt_rt_table table = {
-      TPRT_RT_ABI_VERSION,    tprt_rt_all_reduce, tprt_rt_all_gather,
-      tprt_rt_reduce_scatter, tprt_rt_all_to_all, tprt_rt_all_slice,
-      tprt_rt_axis_index,     tprt_rt_alloc,      tprt_rt_free,
-      tprt_rt_upload,         tprt_rt_launch,     tprt_rt_index_error,
-      tprt_rt_fill_once,      tprt_rt_gemm,       tprt_rt_parallel_for,
+      TPRT_RT_ABI_VERSION,
+#define TPRT_RT_CALL(name, Name, version, ret, params) tprt_rt_##name,
+#include "tprt/tprt_rt_calls.def"
   };
   return &table;
 }

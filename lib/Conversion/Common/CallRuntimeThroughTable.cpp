@@ -34,28 +34,6 @@ static_assert(mlir::tp::kRuntimeAbiVersion == TPRT_RT_ABI_VERSION,
 
 namespace {
 
-constexpr int64_t kNoSlot = -1;
-
-/// The byte offset of runtime function `name` in tprt_rt_table.
-int64_t slotOffset(StringRef name) {
-  return llvm::StringSwitch<int64_t>(name)
-      .Case("tprt_rt_all_reduce", offsetof(tprt_rt_table, all_reduce))
-      .Case("tprt_rt_all_gather", offsetof(tprt_rt_table, all_gather))
-      .Case("tprt_rt_reduce_scatter", offsetof(tprt_rt_table, reduce_scatter))
-      .Case("tprt_rt_all_to_all", offsetof(tprt_rt_table, all_to_all))
-      .Case("tprt_rt_all_slice", offsetof(tprt_rt_table, all_slice))
-      .Case("tprt_rt_axis_index", offsetof(tprt_rt_table, axis_index))
-      .Case("tprt_rt_gemm", offsetof(tprt_rt_table, gemm))
-      .Case("tprt_rt_alloc", offsetof(tprt_rt_table, alloc))
-      .Case("tprt_rt_free", offsetof(tprt_rt_table, free))
-      .Case("tprt_rt_upload", offsetof(tprt_rt_table, upload))
-      .Case("tprt_rt_launch", offsetof(tprt_rt_table, launch))
-      .Case("tprt_rt_index_error", offsetof(tprt_rt_table, index_error))
-      .Case("tprt_rt_fill_once", offsetof(tprt_rt_table, fill_once))
-      .Case("tprt_rt_parallel_for", offsetof(tprt_rt_table, parallel_for))
-      .Default(kNoSlot);
-}
-
 struct CallRuntimeThroughTablePass
     : public tp::impl::CallRuntimeThroughTablePassBase<
           CallRuntimeThroughTablePass> {
@@ -68,18 +46,24 @@ struct CallRuntimeThroughTablePass
       if (func.isExternal() && func.getName().starts_with("tprt_rt_"))
         declarations.push_back(func);
     for (LLVM::LLVMFuncOp decl : declarations) {
-      int64_t offset = slotOffset(decl.getName());
-      if (offset == kNoSlot) {
+      std::optional<int64_t> slot = tp::runtimeSlotOffset(decl.getName());
+      if (!slot) {
         decl.emitError() << "'" << decl.getName()
                          << "' is not an entry point of the tprt runtime "
                             "(tprt_rt_table, ABI version "
                          << TPRT_RT_ABI_VERSION << ")";
         return signalPassFailure();
       }
+      int64_t offset = *slot;
       LLVM::LLVMFunctionType type = decl.getFunctionType();
-      if (type.getNumParams() == 0 || type.getParamType(0) != ptr) {
-        decl.emitError() << "'" << decl.getName()
-                         << "' must take the rank context (!llvm.ptr) first";
+      // The runtime's own type (tprt_rt_calls.def), as the LLVM dialect
+      // writes it.
+      LLVM::LLVMFunctionType expected =
+          tp::runtimeLLVMFunctionType(&getContext(), decl.getName());
+      if (type != expected) {
+        decl.emitError() << "'" << decl.getName() << "' is declared as " << type
+                         << "; the runtime's entry point "
+                         << "(tprt_rt_calls.def) is " << expected;
         return signalPassFailure();
       }
       std::optional<SymbolTable::UseRange> uses =

@@ -159,8 +159,8 @@ struct CheckSliceOffsetsPass
             text.push_back('\0');
             Value what = LLVM::createGlobalString(loc, b, name, text,
                                                   LLVM::Linkage::Internal);
-            func::FuncOp error = declareRuntimeFunction(
-                module, "tprt_rt_index_error", {ptr, i64, i64, ptr}, {});
+            func::FuncOp error =
+                declareRuntimeFunction(module, "tprt_rt_index_error");
             func::CallOp::create(b, loc, error,
                                  ValueRange{ctx, index, bound, what});
           }

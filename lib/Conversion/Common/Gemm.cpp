@@ -693,8 +693,7 @@ void mlir::tp::emitGemmCall(OpBuilder &b, Location loc,
   Type ptr = LLVM::LLVMPointerType::get(b.getContext());
   LLVM::GlobalOp global = descriptors.globalFor(desc, loc);
   func::FuncOp callee =
-      declareRuntimeFunction(descriptors.getModule(), "tprt_rt_gemm",
-                             {ptr, ptr, ptr, ptr, ptr, ptr, ptr}, {});
+      declareRuntimeFunction(descriptors.getModule(), "tprt_rt_gemm");
   Value null = LLVM::ZeroOp::create(b, loc, ptr);
   auto pointer = [&](Value buffer, Value offset) -> Value {
     if (!buffer)

@@ -11,7 +11,71 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "llvm/ADT/StringExtras.h"
 
+#include "tprt/tprt.h"
+
+#include <cstddef>
+#include <type_traits>
+
 using namespace mlir;
+
+namespace {
+
+/// The MLIR type of C type `T` as lowered code passes it.
+template <typename T> Type typeOfC(MLIRContext *ctx) {
+  if constexpr (std::is_pointer_v<T>)
+    return LLVM::LLVMPointerType::get(ctx);
+  else if constexpr (std::is_same_v<T, int64_t>)
+    return IntegerType::get(ctx, 64);
+  else
+    static_assert(std::is_same_v<T, int32_t>,
+                  "tprt_rt_calls.def: a parameter type lowered code cannot "
+                  "pass (pointers, int64_t and int32_t only)");
+  return IntegerType::get(ctx, 32);
+}
+
+template <typename R, typename... Args>
+FunctionType typeOfEntry(MLIRContext *ctx, R (*)(Args...)) {
+  SmallVector<Type> results;
+  if constexpr (!std::is_void_v<R>)
+    results.push_back(typeOfC<R>(ctx));
+  return FunctionType::get(ctx, {typeOfC<Args>(ctx)...}, results);
+}
+
+} // namespace
+
+std::optional<FunctionType> mlir::tp::runtimeFunctionType(MLIRContext *ctx,
+                                                          StringRef name) {
+#define TPRT_RT_CALL(slot, Name, version, ret, params)                         \
+  if (name == "tprt_rt_" #slot)                                                \
+    return typeOfEntry(ctx, static_cast<ret(*) params>(nullptr));
+#include "tprt/tprt_rt_calls.def"
+  return std::nullopt;
+}
+
+LLVM::LLVMFunctionType mlir::tp::runtimeLLVMFunctionType(MLIRContext *ctx,
+                                                         StringRef name) {
+  std::optional<FunctionType> type = runtimeFunctionType(ctx, name);
+  assert(type && "not an entry point of tprt_rt_calls.def");
+  Type result =
+      type->getNumResults() ? type->getResult(0) : LLVM::LLVMVoidType::get(ctx);
+  return LLVM::LLVMFunctionType::get(result, type->getInputs());
+}
+
+std::optional<int64_t> mlir::tp::runtimeSlotOffset(StringRef name) {
+#define TPRT_RT_CALL(slot, Name, version, ret, params)                         \
+  if (name == "tprt_rt_" #slot)                                                \
+    return static_cast<int64_t>(offsetof(tprt_rt_table, slot));
+#include "tprt/tprt_rt_calls.def"
+  return std::nullopt;
+}
+
+func::FuncOp mlir::tp::declareRuntimeFunction(ModuleOp module, StringRef name) {
+  std::optional<FunctionType> type =
+      runtimeFunctionType(module.getContext(), name);
+  assert(type && "not an entry point of tprt_rt_calls.def");
+  return declareRuntimeFunction(module, name, type->getInputs(),
+                                type->getResults());
+}
 
 func::FuncOp mlir::tp::declareRuntimeFunction(ModuleOp module, StringRef name,
                                               TypeRange inputs,

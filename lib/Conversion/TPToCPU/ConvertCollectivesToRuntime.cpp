@@ -123,8 +123,6 @@ Lowering::packedAxes(Operation *op, FlatSymbolRefAttr meshRef, ArrayAttr axes) {
 
 LogicalResult Lowering::lower(Operation *op, Value ctx) {
   Location loc = op->getLoc();
-  MLIRContext *context = b.getContext();
-  Type ptr = LLVM::LLVMPointerType::get(context);
   Type i64Type = b.getI64Type();
   b.setInsertionPoint(op);
 
@@ -133,8 +131,7 @@ LogicalResult Lowering::lower(Operation *op, Value ctx) {
         packedAxes(op, index.getMeshAttr(), index.getAxes());
     if (failed(axes))
       return failure();
-    func::FuncOp decl = declareRuntimeFunction(module, "tprt_rt_axis_index",
-                                               {ptr, i64Type}, {i64Type});
+    func::FuncOp decl = declareRuntimeFunction(module, "tprt_rt_axis_index");
     Value position =
         func::CallOp::create(b, loc, decl, ValueRange{ctx, i64(loc, *axes)})
             .getResult(0);
@@ -211,8 +208,7 @@ LogicalResult Lowering::lower(Operation *op, Value ctx) {
     return op->emitOpError() << "has no runtime lowering";
   }
   args.push_back(i64(loc, *axes));
-  func::FuncOp decl =
-      declareRuntimeFunction(module, name, ValueRange(args).getTypes(), {});
+  func::FuncOp decl = declareRuntimeFunction(module, name);
   func::CallOp::create(b, loc, decl, args);
   if (copyBack)
     memref::CopyOp::create(b, loc, out, output);

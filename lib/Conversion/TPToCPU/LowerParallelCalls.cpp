@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tp/Conversion/Common/RuntimeCalls.h"
 #include "tp/Conversion/Passes.h"
 #include "tp/Dialect/TP/IR/TPDialect.h"
 
@@ -37,7 +38,6 @@ struct LowerParallelCallsPass
     ModuleOp module = getOperation();
     MLIRContext *context = &getContext();
     SymbolTable symbols(module);
-    Type ptr = LLVM::LLVMPointerType::get(context);
     Type i64 = IntegerType::get(context, 64);
     SmallVector<LLVM::LLVMFuncOp> bodies;
     for (auto func : module.getOps<LLVM::LLVMFuncOp>())
@@ -52,8 +52,7 @@ struct LowerParallelCallsPass
       b.setInsertionPointToEnd(module.getBody());
       runtime = LLVM::LLVMFuncOp::create(
           b, module.getLoc(), kParallelFor,
-          LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(context),
-                                      {ptr, ptr, ptr, i64, i64}));
+          runtimeLLVMFunctionType(context, kParallelFor));
       symbols.insert(runtime);
     }
     for (LLVM::LLVMFuncOp body : bodies) {

@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tp/Conversion/Common/RuntimeCalls.h"
 #include "tp/Conversion/Passes.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -81,10 +82,9 @@ struct ConvertLaunchesToRuntimePass
     module.walk([&](gpu::LaunchFuncOp op) { launches.push_back(op); });
     if (launches.empty())
       return success();
-    auto launchType = LLVM::LLVMFunctionType::get(
-        LLVM::LLVMVoidType::get(context),
-        {ptr, ptr, i64, ptr, i64, i64, i64, i64, i64, i64, i32, ptr, i64});
-    LLVM::LLVMFuncOp launchFn = declare(module, "tprt_rt_launch", launchType);
+    LLVM::LLVMFuncOp launchFn =
+        declare(module, "tprt_rt_launch",
+                tp::runtimeLLVMFunctionType(context, "tprt_rt_launch"));
     for (gpu::LaunchFuncOp op : launches) {
       FailureOr<Value> ctx = rankContext(op);
       if (failed(ctx))
@@ -169,8 +169,6 @@ struct ConvertLaunchesToRuntimePass
   /// _mlir_memref_to_llvm_{alloc,aligned_alloc,free} -> tprt_rt_{alloc,free}.
   LogicalResult convertAllocations(ModuleOp module) {
     MLIRContext *context = module.getContext();
-    Type ptr = LLVM::LLVMPointerType::get(context);
-    Type i64 = IntegerType::get(context, 64);
     SmallVector<LLVM::CallOp> calls;
     module.walk([&](LLVM::CallOp call) {
       if (std::optional<StringRef> callee = call.getCallee())
@@ -187,8 +185,7 @@ struct ConvertLaunchesToRuntimePass
       if (callee == "_mlir_memref_to_llvm_free") {
         LLVM::LLVMFuncOp fn =
             declare(module, "tprt_rt_free",
-                    LLVM::LLVMFunctionType::get(
-                        LLVM::LLVMVoidType::get(context), {ptr, ptr}));
+                    tp::runtimeLLVMFunctionType(context, "tprt_rt_free"));
         LLVM::CallOp::create(b, loc, fn,
                              ValueRange{*ctx, call.getArgOperands()[0]});
       } else if (callee == "_mlir_memref_to_llvm_alloc" ||
@@ -197,7 +194,7 @@ struct ConvertLaunchesToRuntimePass
         Value size = call.getArgOperands().back();
         LLVM::LLVMFuncOp fn =
             declare(module, "tprt_rt_alloc",
-                    LLVM::LLVMFunctionType::get(ptr, {ptr, i64}));
+                    tp::runtimeLLVMFunctionType(context, "tprt_rt_alloc"));
         Value fresh = LLVM::CallOp::create(b, loc, fn, ValueRange{*ctx, size})
                           .getResult();
         call.getResult().replaceAllUsesWith(fresh);

@@ -238,8 +238,7 @@ struct ConstantsRewriter {
                                      "constants " +
                                          std::to_string(layout->bytes) + "\n")
                      .value_or(manifest);
-      func::FuncOp once = declareRuntimeFunction(module, "tprt_rt_fill_once",
-                                                 {ptr, ptr}, {b.getI32Type()});
+      func::FuncOp once = declareRuntimeFunction(module, "tprt_rt_fill_once");
       Value ctx = func.getArgument(0);
       Value first =
           func::CallOp::create(
@@ -251,8 +250,7 @@ struct ConstantsRewriter {
       auto ifOp = scf::IfOp::create(b, loc, upload, /*withElse=*/false);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-      func::FuncOp copy = declareRuntimeFunction(
-          module, "tprt_rt_upload", {ptr, ptr, ptr, b.getI64Type()}, {});
+      func::FuncOp copy = declareRuntimeFunction(module, "tprt_rt_upload");
       for (const Leaf &leaf : layout->leaves) {
         Value view = viewAt(constants, leaf.offset, leaf.type);
         Value host = memref::GetGlobalOp::create(b, loc, leaf.type,
@@ -304,8 +302,7 @@ struct ConstantsRewriter {
         view = memref::AllocOp::create(
             b, loc,
             MemRefType::get({inner.bytes}, IntegerType::get(context, 8)));
-        func::FuncOp copy = declareRuntimeFunction(
-            module, "tprt_rt_upload", {ptr, ptr, ptr, b.getI64Type()}, {});
+        func::FuncOp copy = declareRuntimeFunction(module, "tprt_rt_upload");
         for (const Leaf &leaf : inner.leaves) {
           Value part = viewAt(view, leaf.offset, leaf.type);
           Value host = memref::GetGlobalOp::create(b, loc, leaf.type,
@@ -343,8 +340,7 @@ struct ConstantsRewriter {
                                ValueRange{buffer});
       } else {
         // A function whose callers are not all known: uploaded each run.
-        func::FuncOp upload = declareRuntimeFunction(
-            module, "tprt_rt_upload", {ptr, ptr, ptr, at.getI64Type()}, {});
+        func::FuncOp upload = declareRuntimeFunction(module, "tprt_rt_upload");
         Value host =
             memref::GetGlobalOp::create(at, readLoc, type, read.getNameAttr());
         Value size = arith::ConstantOp::create(

@@ -549,34 +549,10 @@ TPRT_API int64_t tprt_pack_axes(const tprt_axes *axes);
 
 typedef struct tprt_rt_table {
   int64_t abi_version; /* TPRT_RT_ABI_VERSION */
-  void (*all_reduce)(tprt_rank_context *, const void *, void *, int64_t,
-                     int32_t, int32_t, int64_t);
-  void (*all_gather)(tprt_rank_context *, const void *, void *, const int64_t *,
-                     int32_t, int32_t, int32_t, int64_t);
-  void (*reduce_scatter)(tprt_rank_context *, const void *, void *,
-                         const int64_t *, int32_t, int32_t, int32_t, int32_t,
-                         int64_t);
-  void (*all_to_all)(tprt_rank_context *, const void *, void *, const int64_t *,
-                     int32_t, int32_t, int32_t, int32_t, int64_t);
-  void (*all_slice)(tprt_rank_context *, const void *, void *, const int64_t *,
-                    int32_t, int32_t, int32_t, int64_t);
-  int64_t (*axis_index)(tprt_rank_context *, int64_t);
-  /* Version 2. */
-  void *(*alloc)(tprt_rank_context *, int64_t);
-  void (*free)(tprt_rank_context *, void *);
-  void (*upload)(tprt_rank_context *, void *, const void *, int64_t);
-  void (*launch)(tprt_rank_context *, const void *, int64_t, const char *,
-                 int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int32_t,
-                 void **, int64_t);
-  /* Version 4. */
-  void (*index_error)(tprt_rank_context *, int64_t, int64_t, const char *);
-  int32_t (*fill_once)(tprt_rank_context *, void *);
-  /* Version 5: tprt_rt_gemm, in place of sgemm and gemm_narrow. */
-  void (*gemm)(tprt_rank_context *, const tprt_gemm_desc *, const void *,
-               const void *, const void *, void *, const void *);
-  /* Version 6. */
-  void (*parallel_for)(tprt_rank_context *, void (*)(void *, int64_t, int64_t),
-                       void *, int64_t, int64_t);
+  /* One slot per entry point, in the order of tprt_rt_calls.def (its
+   * `version` column says which ABI version added each). */
+#define TPRT_RT_CALL(name, Name, version, ret, params) ret(*name) params;
+#include "tprt_rt_calls.def"
 } tprt_rt_table;
 
 /* This runtime's table (the one its rank contexts point to). */

@@ -1158,12 +1158,14 @@ namespace {
 const void *tprt::cuda::runtimeKernels() { return tprtRuntimeKernels; }
 
 const tprt_rt_table *tprt::cuda::cudaFunctions() {
+  // What a GPU rank does as the CPU does: the entry points themselves.
+  constexpr auto cudaAxisIndex = tprt_rt_axis_index;
+  constexpr auto cudaIndexError = tprt_rt_index_error;
+  constexpr auto cudaParallelFor = tprt_rt_parallel_for;
   static const tprt_rt_table table = {
-      TPRT_RT_ABI_VERSION, cudaAllReduce, cudaAllGather,
-      cudaReduceScatter,   cudaAllToAll,  cudaAllSlice,
-      tprt_rt_axis_index,  cudaAlloc,     cudaFree,
-      cudaUpload,          cudaLaunch,    tprt_rt_index_error,
-      cudaFillOnce,        cudaGemm,      tprt_rt_parallel_for,
+      TPRT_RT_ABI_VERSION,
+#define TPRT_RT_CALL(name, Name, version, ret, params) cuda##Name,
+#include "tprt/tprt_rt_calls.def"
   };
   return &table;
 }

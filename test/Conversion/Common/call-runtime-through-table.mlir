@@ -50,5 +50,13 @@ llvm.func @f(%ctx: !llvm.ptr) {
 
 // -----
 
-// expected-error @below {{'tprt_rt_axis_index' must take the rank context (!llvm.ptr) first}}
+// A declaration must have the entry point's own type (tprt_rt_calls.def,
+// from which the runtime's table is made): the rank context first, and the
+// parameters and result the runtime takes.
+// expected-error @below {{'tprt_rt_axis_index' is declared as '!llvm.func<i64 (i64)>'; the runtime's entry point (tprt_rt_calls.def) is '!llvm.func<i64 (ptr, i64)>'}}
 llvm.func @tprt_rt_axis_index(i64) -> i64
+
+// -----
+
+// expected-error @below {{'tprt_rt_fill_once' is declared as '!llvm.func<i64 (ptr, ptr)>'; the runtime's entry point (tprt_rt_calls.def) is '!llvm.func<i32 (ptr, ptr)>'}}
+llvm.func @tprt_rt_fill_once(!llvm.ptr, !llvm.ptr) -> i64

@@ -14,6 +14,7 @@
 #define TP_CONVERSION_COMMON_RUNTIMECALLS_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMTypes.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/raw_ostream.h"
@@ -50,6 +51,25 @@ std::optional<std::string> parseManifestName(StringRef &text);
 /// at the module's end the first time.
 func::FuncOp declareRuntimeFunction(ModuleOp module, StringRef name,
                                     TypeRange inputs, TypeRange results);
+
+/// The same with the entry point's own type: `name` ("tprt_rt_gemm") is one
+/// of the runtime's entry points (runtime/include/tprt/tprt_rt_calls.def).
+func::FuncOp declareRuntimeFunction(ModuleOp module, StringRef name);
+
+/// The type of runtime entry point `name` as lowered code calls it
+/// (pointers as !llvm.ptr, int64_t as i64, int32_t as i32), from
+/// tprt_rt_calls.def; nothing when the runtime has no such entry point.
+std::optional<FunctionType> runtimeFunctionType(MLIRContext *ctx,
+                                                StringRef name);
+
+/// The same as the LLVM dialect writes it (void results as !llvm.void), for
+/// declarations made after the lowering to LLVM. `name` must be an entry
+/// point.
+LLVM::LLVMFunctionType runtimeLLVMFunctionType(MLIRContext *ctx,
+                                               StringRef name);
+
+/// The byte offset of entry point `name`'s slot in tprt_rt_table.
+std::optional<int64_t> runtimeSlotOffset(StringRef name);
 
 /// A bare `!llvm.ptr` to the data of `buffer`, which has an identity layout.
 Value bufferPointer(OpBuilder &b, Location loc, Value buffer);
