@@ -902,13 +902,11 @@ InPlaceRuns runInPlace(const Options &o, const tprt_program *program,
   return r;
 }
 
-/// Steps 2-5 for one function of the program; returns its exit code.
-int runOne(const Options &o, tprt_program *program, int32_t function,
-           const std::string &reference, bool allEntries) {
-  std::string name = tprt_program_function_name(program, function);
+/// Step 2: the inputs of `function` (random, from .npy files, or, on a
+/// process other than rank 0, shapes only), checked against its arguments.
+std::vector<Array> readInputs(const Options &o, tprt_program *program,
+                              int32_t function, const std::string &name) {
   int32_t numArgs = tprt_program_num_args(program, function);
-
-  // 2. Inputs, checked before anything runs.
   std::vector<Array> inputs;
   if (!isRoot() && !o.shardsInPlace) {
     // Rank 0 reads the inputs and sends each process its shards.
@@ -954,26 +952,14 @@ int runOne(const Options &o, tprt_program *program, int32_t function,
            shapeString(info->dtype, info->shape, info->rank));
   }
 
-  // 3. The sharded run (--repeat: the best wall time of that many runs).
-  // Ranks read contiguous shards in `inputs` itself: --verify keeps a copy,
-  // to check that the program left them alone and to feed the reference.
-  std::vector<Array> pristine;
-  if (o.verify && isRoot())
-    pristine = inputs;
-  std::optional<InPlaceRuns> inPlace;
-  if (o.shardsInPlace)
-    inPlace = runInPlace(o, program, function, inputs);
-  // Under --verify pending sums come as random terms (never 0: that means
-  // "value on the first member").
-  RunResult result = run(o, o.comm, program, function, inputs,
-                         o.verify ? (o.seed * 0x9e3779b97f4a7c15ull) | 1 : 0,
-                         inPlace ? 1 : o.repeat);
+  return inputs;
+}
+
+/// Step 3's report: where it ran, each result's sum, and the timings.
+void printRun(const Options &o, tprt_program *program, int32_t function,
+              const std::string &name, const RunResult &result,
+              const std::optional<InPlaceRuns> &inPlace) {
   double best = result.best, bestCpu = result.bestCpu;
-  if (!isRoot()) {
-    // The other processes' part ends with their run; rank 0 reports.
-    tprt_session_destroy(result.session);
-    return 0;
-  }
   const tprt_mesh *mesh = tprt_program_mesh(program, function);
   std::cout << "ran '" << name << "' on " << result.numRanks
             << " device(s) (mesh "
@@ -1003,6 +989,13 @@ int runOne(const Options &o, tprt_program *program, int32_t function,
     std::printf("best of %d runs: %.3f ms wall (scatter, run, gather); the "
                 "ranks' programs took %.3f ms together\n",
                 o.repeat, best * 1e3, bestCpu * 1e3);
+}
+
+/// The runs with shards in place and on placed arrays against the run on
+/// global inputs: the same results (to rounding where --verify split
+/// pending-sum inputs into other terms). Returns 1 when one differs.
+int compareOtherRuns(const RunResult &result,
+                     const std::optional<InPlaceRuns> &inPlace) {
   int exitCode = 0;
   // The runs in place against the run on global inputs: the same results
   // (to rounding where --verify split pending-sum inputs into other terms).
@@ -1036,175 +1029,189 @@ int runOne(const Options &o, tprt_program *program, int32_t function,
     if (!c.pass())
       exitCode = 1;
   }
-  if (o.profile) {
-    // Time by kind of op, summed over ranks: GEMMs (on the CPU target, the
-    // library tprt_cpu_gemm_library names), each kind of collective, and the
-    // rest of the compiled program (loops).
-    tprt_rank_profile total{};
-    double busiest = 0;
-    for (int64_t r = 0; r < result.numRanks; ++r) {
-      tprt_rank_profile p;
-      if (tprt_status st = tprt_session_profile(result.session, r, &p))
-        failStatus("profile", st);
-      busiest = std::max(busiest, p.total_seconds);
-      total.total_seconds += p.total_seconds;
-      total.gemm_calls += p.gemm_calls;
-      total.gemm_flops += p.gemm_flops;
-      total.gemm_seconds += p.gemm_seconds;
-      for (int k = 0; k < TPRT_NUM_COLLECTIVE_KINDS; ++k) {
-        total.comm.calls[k] += p.comm.calls[k];
-        total.comm.bytes[k] += p.comm.bytes[k];
-        total.comm.seconds[k] += p.comm.seconds[k];
-      }
-    }
-    std::cout << "profile (all ranks together; bytes are each rank's "
-                 "input to the collective):\n";
-    double accounted = total.gemm_seconds;
-    if (total.gemm_calls) {
-      bool cpu = std::strcmp(tprt_program_target(program), "cpu") == 0;
-      std::printf("  %-15s %6lld calls %9.3f GFLOP %10.3f ms%s%s\n", "gemm",
-                  static_cast<long long>(total.gemm_calls),
-                  total.gemm_flops / 1e9, total.gemm_seconds * 1e3,
-                  cpu ? "  on " : "", cpu ? tprt_cpu_gemm_library() : "");
-    }
+  return exitCode;
+}
+
+/// --profile: time by kind of op, summed over ranks.
+void printProfile(const Options &o, tprt_program *program,
+                  const RunResult &result) {
+  // Time by kind of op, summed over ranks: GEMMs (on the CPU target, the
+  // library tprt_cpu_gemm_library names), each kind of collective, and the
+  // rest of the compiled program (loops).
+  tprt_rank_profile total{};
+  double busiest = 0;
+  for (int64_t r = 0; r < result.numRanks; ++r) {
+    tprt_rank_profile p;
+    if (tprt_status st = tprt_session_profile(result.session, r, &p))
+      failStatus("profile", st);
+    busiest = std::max(busiest, p.total_seconds);
+    total.total_seconds += p.total_seconds;
+    total.gemm_calls += p.gemm_calls;
+    total.gemm_flops += p.gemm_flops;
+    total.gemm_seconds += p.gemm_seconds;
     for (int k = 0; k < TPRT_NUM_COLLECTIVE_KINDS; ++k) {
-      if (!total.comm.calls[k])
-        continue;
-      accounted += total.comm.seconds[k];
-      std::printf(
-          "  %-15s %6lld calls %12lld bytes %10.3f ms\n",
-          tprt_collective_kind_name(static_cast<tprt_collective_kind>(k)),
-          static_cast<long long>(total.comm.calls[k]),
-          static_cast<long long>(total.comm.bytes[k]),
-          total.comm.seconds[k] * 1e3);
+      total.comm.calls[k] += p.comm.calls[k];
+      total.comm.bytes[k] += p.comm.bytes[k];
+      total.comm.seconds[k] += p.comm.seconds[k];
     }
-    std::printf("  %-15s %38.3f ms\n", "other ops",
-                std::max(0.0, total.total_seconds - accounted) * 1e3);
-    std::printf("  slowest rank %.3f ms\n", busiest * 1e3);
-    if (o.cuda)
-      printDeviceProfile(result.session, result.numRanks, total,
-                         result.lastSeconds);
   }
+  std::cout << "profile (all ranks together; bytes are each rank's "
+               "input to the collective):\n";
+  double accounted = total.gemm_seconds;
+  if (total.gemm_calls) {
+    bool cpu = std::strcmp(tprt_program_target(program), "cpu") == 0;
+    std::printf("  %-15s %6lld calls %9.3f GFLOP %10.3f ms%s%s\n", "gemm",
+                static_cast<long long>(total.gemm_calls),
+                total.gemm_flops / 1e9, total.gemm_seconds * 1e3,
+                cpu ? "  on " : "", cpu ? tprt_cpu_gemm_library() : "");
+  }
+  for (int k = 0; k < TPRT_NUM_COLLECTIVE_KINDS; ++k) {
+    if (!total.comm.calls[k])
+      continue;
+    accounted += total.comm.seconds[k];
+    std::printf("  %-15s %6lld calls %12lld bytes %10.3f ms\n",
+                tprt_collective_kind_name(static_cast<tprt_collective_kind>(k)),
+                static_cast<long long>(total.comm.calls[k]),
+                static_cast<long long>(total.comm.bytes[k]),
+                total.comm.seconds[k] * 1e3);
+  }
+  std::printf("  %-15s %38.3f ms\n", "other ops",
+              std::max(0.0, total.total_seconds - accounted) * 1e3);
+  std::printf("  slowest rank %.3f ms\n", busiest * 1e3);
+  if (o.cuda)
+    printDeviceProfile(result.session, result.numRanks, total,
+                       result.lastSeconds);
+}
 
-  // 4. The unsharded reference.
-  if (o.verify) {
-    tprt_program *ref = nullptr;
-    if (tprt_status s = tprt_program_load(reference.c_str(), &ref))
-      failStatus("cannot load the unsharded reference", s);
-    int32_t refFunction = 0;
-    if (tprt_status s =
-            tprt_program_find_function(ref, name.c_str(), &refFunction))
-      failStatus("the unsharded reference", s);
-    int64_t refDevices =
-        tprt_mesh_num_devices(tprt_program_mesh(ref, refFunction));
-    if (refDevices != 1 || std::strcmp(tprt_program_target(ref), "cpu") != 0)
-      fail("the reference '" + reference + "' runs '" + name + "' on " +
-           std::to_string(refDevices) + " device(s) of target " +
-           tprt_program_target(ref) +
-           "; compile it with tp-compile --unsharded --reference");
-    // Inputs are read-only (tprt-manifest 4): one the program wrote into
-    // would also corrupt the reference's run.
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      if (inputs[i].bytes == pristine[i].bytes)
+/// Step 4: the inputs left unchanged, every replica against its shard's
+/// first holder, and the gathered results against the unsharded reference
+/// run on one device. Returns 1 when anything fails.
+int verifyAgainstReference(const Options &o, tprt_program *program,
+                           int32_t function, const std::string &name,
+                           const std::string &reference,
+                           const std::vector<Array> &inputs,
+                           std::vector<Array> &pristine,
+                           const RunResult &result) {
+  int exitCode = 0;
+  tprt_program *ref = nullptr;
+  if (tprt_status s = tprt_program_load(reference.c_str(), &ref))
+    failStatus("cannot load the unsharded reference", s);
+  int32_t refFunction = 0;
+  if (tprt_status s =
+          tprt_program_find_function(ref, name.c_str(), &refFunction))
+    failStatus("the unsharded reference", s);
+  int64_t refDevices =
+      tprt_mesh_num_devices(tprt_program_mesh(ref, refFunction));
+  if (refDevices != 1 || std::strcmp(tprt_program_target(ref), "cpu") != 0)
+    fail("the reference '" + reference + "' runs '" + name + "' on " +
+         std::to_string(refDevices) + " device(s) of target " +
+         tprt_program_target(ref) +
+         "; compile it with tp-compile --unsharded --reference");
+  // Inputs are read-only (tprt-manifest 4): one the program wrote into
+  // would also corrupt the reference's run.
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i].bytes == pristine[i].bytes)
+      continue;
+    const tprt_tensor_info *info =
+        tprt_program_arg(program, function, static_cast<int32_t>(i));
+    std::printf(
+        "verify input #%zu%s: the program wrote into it (a "
+        "program must leave its inputs unchanged): FAIL\n",
+        i, *info->name ? (std::string(" ('") + info->name + "')").c_str() : "");
+    exitCode = 1;
+  }
+  // The reference is a CPU program, whatever the run's backend; it reads
+  // the untouched copy (and leaves it so: it is a manifest-4 program too).
+  RunResult expected = run(o, "local", ref, refFunction, pristine);
+  std::optional<RunResult> nudgedRun;
+  const tprt_mesh *mesh = tprt_program_mesh(program, function);
+  for (size_t i = 0; i < result.outputs.size(); ++i) {
+    const Array &got = result.outputs[i], &want = expected.outputs[i];
+    int32_t rank = static_cast<int32_t>(got.shape.size());
+    bool pass = true;
+    // Every replica against the first device that holds its shard.
+    const tprt_tensor_info *info =
+        tprt_program_result(program, function, static_cast<int32_t>(i));
+    int64_t local[TPRT_MAX_TENSOR_RANK];
+    tprt_shard_shape(mesh, &info->sharding, info->shape, local);
+    int64_t localElements = 1;
+    for (int32_t d = 0; d < info->rank; ++d)
+      localElements *= local[d];
+    int disagreements = 0;
+    for (int64_t device = 0; device < result.numRanks; ++device) {
+      int64_t leader = tprt_replica_leader(mesh, &info->sharding, device);
+      if (leader == device)
         continue;
-      const tprt_tensor_info *info =
-          tprt_program_arg(program, function, static_cast<int32_t>(i));
-      std::printf("verify input #%zu%s: the program wrote into it (a "
-                  "program must leave its inputs unchanged): FAIL\n",
-                  i,
-                  *info->name ? (std::string(" ('") + info->name + "')").c_str()
-                              : "");
+      const void *mine = nullptr, *theirs = nullptr;
+      if (tprt_status st = tprt_session_local_result(
+              result.session, device, static_cast<int32_t>(i), &mine))
+        failStatus("--verify", st);
+      if (tprt_status st = tprt_session_local_result(
+              result.session, leader, static_cast<int32_t>(i), &theirs))
+        failStatus("--verify", st);
+      Comparison c = compare(got.dtype, mine, theirs, localElements);
+      if (c.pass())
+        continue;
+      pass = false;
+      if (++disagreements <= 3)
+        std::printf("verify result #%zu: devices %lld and %lld hold the "
+                    "same shard but disagree: %s\n",
+                    i, static_cast<long long>(leader),
+                    static_cast<long long>(device),
+                    c.describe(local, info->rank).c_str());
+    }
+    if (disagreements > 3)
+      std::printf("verify result #%zu: %d more disagreeing replicas\n", i,
+                  disagreements - 3);
+    // The gathered result against the reference, element by element.
+    const char *precision = tprt_program_matmul_precision(program);
+    Comparison c = compare(got.dtype, got.bytes.data(), want.bytes.data(),
+                           got.numElements(), 0, precision);
+    // Off by more than the fixed tolerance: is the model itself that
+    // sensitive? The reference runs again on inputs moved by one ulp; what
+    // that moves its result by (times kSensitivityFactor) is rounding
+    // noise that no implementation in this precision avoids.
+    std::string widened;
+    if (!c.pass() && toleranceOf(got.dtype) > 0) {
+      if (!nudgedRun) {
+        std::vector<Array> moved = nudged(pristine, o.seed + 1);
+        nudgedRun.emplace(run(o, "local", ref, refFunction, moved));
+      }
+      double moved = largestDifference(want, nudgedRun->outputs[i]);
+      if (moved > 0) {
+        c = compare(got.dtype, got.bytes.data(), want.bytes.data(),
+                    got.numElements(), kSensitivityFactor * moved, precision);
+        std::ostringstream os;
+        os << std::setprecision(3) << "; widened to " << c.sensitivity
+           << " absolute: the reference moves by " << moved
+           << " when its inputs move by one ulp";
+        widened = os.str();
+      }
+    }
+    // A reference that is NaN wherever the result is shows nothing.
+    pass &= c.pass() && c.proves();
+    std::string forPrecision =
+        c.tolerance != toleranceOf(got.dtype)
+            ? std::string(" for matmul precision '") + precision + "'"
+            : std::string();
+    std::printf("verify result #%zu: %s (tolerance %.0e relative%s, floor "
+                "rms %.3g%s): %s\n",
+                i, c.describe(got.shape.data(), rank).c_str(), c.tolerance,
+                forPrecision.c_str(), c.floor, widened.c_str(),
+                pass ? "PASS" : "FAIL");
+    if (!pass)
       exitCode = 1;
-    }
-    // The reference is a CPU program, whatever the run's backend; it reads
-    // the untouched copy (and leaves it so: it is a manifest-4 program too).
-    RunResult expected = run(o, "local", ref, refFunction, pristine);
-    std::optional<RunResult> nudgedRun;
-    const tprt_mesh *mesh = tprt_program_mesh(program, function);
-    for (size_t i = 0; i < result.outputs.size(); ++i) {
-      const Array &got = result.outputs[i], &want = expected.outputs[i];
-      int32_t rank = static_cast<int32_t>(got.shape.size());
-      bool pass = true;
-      // Every replica against the first device that holds its shard.
-      const tprt_tensor_info *info =
-          tprt_program_result(program, function, static_cast<int32_t>(i));
-      int64_t local[TPRT_MAX_TENSOR_RANK];
-      tprt_shard_shape(mesh, &info->sharding, info->shape, local);
-      int64_t localElements = 1;
-      for (int32_t d = 0; d < info->rank; ++d)
-        localElements *= local[d];
-      int disagreements = 0;
-      for (int64_t device = 0; device < result.numRanks; ++device) {
-        int64_t leader = tprt_replica_leader(mesh, &info->sharding, device);
-        if (leader == device)
-          continue;
-        const void *mine = nullptr, *theirs = nullptr;
-        if (tprt_status st = tprt_session_local_result(
-                result.session, device, static_cast<int32_t>(i), &mine))
-          failStatus("--verify", st);
-        if (tprt_status st = tprt_session_local_result(
-                result.session, leader, static_cast<int32_t>(i), &theirs))
-          failStatus("--verify", st);
-        Comparison c = compare(got.dtype, mine, theirs, localElements);
-        if (c.pass())
-          continue;
-        pass = false;
-        if (++disagreements <= 3)
-          std::printf("verify result #%zu: devices %lld and %lld hold the "
-                      "same shard but disagree: %s\n",
-                      i, static_cast<long long>(leader),
-                      static_cast<long long>(device),
-                      c.describe(local, info->rank).c_str());
-      }
-      if (disagreements > 3)
-        std::printf("verify result #%zu: %d more disagreeing replicas\n", i,
-                    disagreements - 3);
-      // The gathered result against the reference, element by element.
-      const char *precision = tprt_program_matmul_precision(program);
-      Comparison c = compare(got.dtype, got.bytes.data(), want.bytes.data(),
-                             got.numElements(), 0, precision);
-      // Off by more than the fixed tolerance: is the model itself that
-      // sensitive? The reference runs again on inputs moved by one ulp; what
-      // that moves its result by (times kSensitivityFactor) is rounding
-      // noise that no implementation in this precision avoids.
-      std::string widened;
-      if (!c.pass() && toleranceOf(got.dtype) > 0) {
-        if (!nudgedRun) {
-          std::vector<Array> moved = nudged(pristine, o.seed + 1);
-          nudgedRun.emplace(run(o, "local", ref, refFunction, moved));
-        }
-        double moved = largestDifference(want, nudgedRun->outputs[i]);
-        if (moved > 0) {
-          c = compare(got.dtype, got.bytes.data(), want.bytes.data(),
-                      got.numElements(), kSensitivityFactor * moved, precision);
-          std::ostringstream os;
-          os << std::setprecision(3) << "; widened to " << c.sensitivity
-             << " absolute: the reference moves by " << moved
-             << " when its inputs move by one ulp";
-          widened = os.str();
-        }
-      }
-      // A reference that is NaN wherever the result is shows nothing.
-      pass &= c.pass() && c.proves();
-      std::string forPrecision =
-          c.tolerance != toleranceOf(got.dtype)
-              ? std::string(" for matmul precision '") + precision + "'"
-              : std::string();
-      std::printf("verify result #%zu: %s (tolerance %.0e relative%s, floor "
-                  "rms %.3g%s): %s\n",
-                  i, c.describe(got.shape.data(), rank).c_str(), c.tolerance,
-                  forPrecision.c_str(), c.floor, widened.c_str(),
-                  pass ? "PASS" : "FAIL");
-      if (!pass)
-        exitCode = 1;
-    }
-    tprt_session_destroy(expected.session);
-    if (nudgedRun)
-      tprt_session_destroy(nudgedRun->session);
-    tprt_program_destroy(ref);
   }
+  tprt_session_destroy(expected.session);
+  if (nudgedRun)
+    tprt_session_destroy(nudgedRun->session);
+  tprt_program_destroy(ref);
+  return exitCode;
+}
 
-  // 5. Outputs, once everything succeeded.
+/// Step 5: the results as .npy files, once everything succeeded.
+void writeOutputs(const Options &o, const std::string &name, bool allEntries,
+                  const RunResult &result, int exitCode) {
   if (!o.outputDir.empty() && exitCode != 0) {
     std::cerr << "tp-run: not writing results to '" << o.outputDir
               << "': verification failed\n";
@@ -1218,6 +1225,41 @@ int runOne(const Options &o, tprt_program *program, int32_t function,
         fail(error);
     }
   }
+}
+
+/// Steps 2-5 for one function of the program; returns its exit code.
+int runOne(const Options &o, tprt_program *program, int32_t function,
+           const std::string &reference, bool allEntries) {
+  std::string name = tprt_program_function_name(program, function);
+  std::vector<Array> inputs = readInputs(o, program, function, name);
+
+  // 3. The sharded run (--repeat: the best wall time of that many runs).
+  // Ranks read contiguous shards in `inputs` itself: --verify keeps a copy,
+  // to check that the program left them alone and to feed the reference.
+  std::vector<Array> pristine;
+  if (o.verify && isRoot())
+    pristine = inputs;
+  std::optional<InPlaceRuns> inPlace;
+  if (o.shardsInPlace)
+    inPlace = runInPlace(o, program, function, inputs);
+  // Under --verify pending sums come as random terms (never 0: that means
+  // "value on the first member").
+  RunResult result = run(o, o.comm, program, function, inputs,
+                         o.verify ? (o.seed * 0x9e3779b97f4a7c15ull) | 1 : 0,
+                         inPlace ? 1 : o.repeat);
+  if (!isRoot()) {
+    // The other processes' part ends with their run; rank 0 reports.
+    tprt_session_destroy(result.session);
+    return 0;
+  }
+  printRun(o, program, function, name, result, inPlace);
+  int exitCode = compareOtherRuns(result, inPlace);
+  if (o.profile)
+    printProfile(o, program, result);
+  if (o.verify)
+    exitCode |= verifyAgainstReference(o, program, function, name, reference,
+                                       inputs, pristine, result);
+  writeOutputs(o, name, allEntries, result, exitCode);
   tprt_session_destroy(result.session);
   return exitCode;
 }
