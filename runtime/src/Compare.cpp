@@ -18,8 +18,16 @@ using namespace tprt;
 
 namespace {
 
-/// Element `i` of a `dtype` buffer as a double.
-double valueAt(tprt_dtype dtype, const void *data, int64_t i) {
+int64_t integerAt(tprt_dtype dtype, const void *data, int64_t i) {
+  return dtype == TPRT_I32 ? static_cast<const int32_t *>(data)[i]
+                           : static_cast<const int64_t *>(data)[i];
+}
+
+} // namespace
+
+extern "C" {
+
+double tprt_element_value(tprt_dtype dtype, const void *data, int64_t i) {
   const char *p = static_cast<const char *>(data);
   switch (dtype) {
   case TPRT_F32:
@@ -38,15 +46,6 @@ double valueAt(tprt_dtype dtype, const void *data, int64_t i) {
     return 0;
   }
 }
-
-int64_t integerAt(tprt_dtype dtype, const void *data, int64_t i) {
-  return dtype == TPRT_I32 ? static_cast<const int32_t *>(data)[i]
-                           : static_cast<const int64_t *>(data)[i];
-}
-
-} // namespace
-
-extern "C" {
 
 double tprt_tolerance(tprt_dtype dtype, const char *precision) {
   bool highest = !precision || std::strcmp(precision, "highest") == 0;
@@ -107,7 +106,7 @@ tprt_status tprt_compare(tprt_dtype dtype, const void *got, const void *want,
     double squares = 0;
     int64_t finite = 0;
     for (int64_t i = 0; i < n; ++i) {
-      double w = valueAt(dtype, want, i);
+      double w = tprt_element_value(dtype, want, i);
       if (std::isfinite(w)) {
         squares += w * w;
         ++finite;
@@ -122,7 +121,8 @@ tprt_status tprt_compare(tprt_dtype dtype, const void *got, const void *want,
       ratio =
           integerAt(dtype, got, i) == integerAt(dtype, want, i) ? 0 : HUGE_VAL;
     } else {
-      double g = valueAt(dtype, got, i), w = valueAt(dtype, want, i);
+      double g = tprt_element_value(dtype, got, i),
+             w = tprt_element_value(dtype, want, i);
       if (std::isnan(g) || std::isnan(w) || std::isinf(g) || std::isinf(w)) {
         bool bothNan = std::isnan(g) && std::isnan(w);
         c.nan_in_both += bothNan;
@@ -139,8 +139,8 @@ tprt_status tprt_compare(tprt_dtype dtype, const void *got, const void *want,
     if (ratio > c.worst_ratio || (c.worst < 0 && ratio > 0)) {
       c.worst_ratio = ratio;
       c.worst = i;
-      c.worst_got = valueAt(dtype, got, i);
-      c.worst_want = valueAt(dtype, want, i);
+      c.worst_got = tprt_element_value(dtype, got, i);
+      c.worst_want = tprt_element_value(dtype, want, i);
     }
   }
   *out = c;

@@ -135,6 +135,21 @@ TEST(CompareTest, IntegersExactNanOnlyWithNan) {
   EXPECT_EQ(c.worst, 3);
 }
 
+TEST(CompareTest, ElementValuesOfEveryDtype) {
+  float f[] = {1.5f};
+  double d[] = {-2.25};
+  uint16_t h[] = {tprt_f32_to_f16(0.5f)}, b[] = {tprt_f32_to_bf16(3.0f)};
+  int32_t i[] = {-7};
+  int64_t l[] = {int64_t{1} << 40};
+  EXPECT_EQ(tprt_element_value(TPRT_F32, f, 0), 1.5);
+  EXPECT_EQ(tprt_element_value(TPRT_F64, d, 0), -2.25);
+  EXPECT_EQ(tprt_element_value(TPRT_F16, h, 0), 0.5);
+  EXPECT_EQ(tprt_element_value(TPRT_BF16, b, 0), 3.0);
+  EXPECT_EQ(tprt_element_value(TPRT_I32, i, 0), -7);
+  EXPECT_EQ(tprt_element_value(TPRT_I64, l, 0), 1099511627776.0);
+  EXPECT_EQ(tprt_element_value(static_cast<tprt_dtype>(9), f, 0), 0);
+}
+
 TEST(CompareTest, RejectsBadArguments) {
   float x[] = {1};
   tprt_comparison c;

@@ -401,29 +401,8 @@ std::string shapeString(tprt_dtype dtype, const int64_t *shape, int32_t rank) {
   return s + "]";
 }
 
-/// Element `i` of a `dtype` buffer as a double.
-double valueAt(tprt_dtype dtype, const void *data, int64_t i) {
-  const char *p = static_cast<const char *>(data);
-  switch (dtype) {
-  case TPRT_F32:
-    return reinterpret_cast<const float *>(p)[i];
-  case TPRT_F64:
-    return reinterpret_cast<const double *>(p)[i];
-  case TPRT_I32:
-    return reinterpret_cast<const int32_t *>(p)[i];
-  case TPRT_I64:
-    return static_cast<double>(reinterpret_cast<const int64_t *>(p)[i]);
-  case TPRT_BF16:
-    return tprt_bf16_to_f32(reinterpret_cast<const uint16_t *>(p)[i]);
-  case TPRT_F16:
-    return tprt_f16_to_f32(reinterpret_cast<const uint16_t *>(p)[i]);
-  default:
-    return 0;
-  }
-}
-
 double at(const Array &a, int64_t i) {
-  return valueAt(a.dtype, a.bytes.data(), i);
+  return tprt_element_value(a.dtype, a.bytes.data(), i);
 }
 
 /// The relative tolerance of --verify for `dtype` (0: exact), the runtime's
@@ -447,31 +426,24 @@ std::string indexString(int64_t flat, const int64_t *shape, int32_t rank) {
 
 /// Element-by-element comparison of `got` with `want` (see step 4), by the
 /// runtime's tprt_compare.
-struct Comparison {
-  int64_t elements = 0, bad = 0;
-  int64_t worst = -1;    // the element with the largest error ratio
-  double worstRatio = 0; // its |got - want| / its allowance
-  double worstGot = 0, worstWant = 0;
-  double tolerance = 0, floor = 0;
+struct Comparison : tprt_comparison {
   double sensitivity = 0; // an absolute allowance: the model's own (below)
-  /// Elements NaN in both (they agree, but show nothing).
-  int64_t nanInBoth = 0;
 
   bool pass() const { return bad == 0; }
   /// Whether agreeing shows anything: some element is not NaN in both.
-  bool proves() const { return elements == 0 || nanInBoth < elements; }
+  bool proves() const { return elements == 0 || nan_in_both < elements; }
 
   std::string describe(const int64_t *shape, int32_t rank) const {
     std::ostringstream os;
     os << bad << " of " << elements << " elements off";
-    if (nanInBoth > 0)
-      os << "; NaN in both at " << nanInBoth << " of " << elements
+    if (nan_in_both > 0)
+      os << "; NaN in both at " << nan_in_both << " of " << elements
          << (proves() ? "" : ": nothing to compare");
     if (worst >= 0) {
       os << "; worst at " << indexString(worst, shape, rank) << ": got "
-         << worstGot << ", expected " << worstWant;
+         << worst_got << ", expected " << worst_want;
       if (tolerance > 0)
-        os << " (" << std::setprecision(3) << worstRatio << "x its tolerance)";
+        os << " (" << std::setprecision(3) << worst_ratio << "x its tolerance)";
     }
     return os.str();
   }
@@ -480,26 +452,16 @@ struct Comparison {
 Comparison compare(tprt_dtype dtype, const void *got, const void *want,
                    int64_t n, double sensitivity = 0,
                    const char *precision = "highest") {
-  tprt_comparison r;
+  Comparison c;
+  c.sensitivity = sensitivity;
   tprt_status status =
-      tprt_compare(dtype, got, want, n, -1, precision, 0, sensitivity, &r);
+      tprt_compare(dtype, got, want, n, -1, precision, 0, sensitivity, &c);
   if (status) {
     // The dtype and the manifest's precision were checked when loaded.
     std::fprintf(stderr, "tp-run: %s\n", tprt_status_message(status));
     tprt_status_free(status);
     std::exit(2);
   }
-  Comparison c;
-  c.elements = r.elements;
-  c.bad = r.bad;
-  c.worst = r.worst;
-  c.worstRatio = r.worst_ratio;
-  c.worstGot = r.worst_got;
-  c.worstWant = r.worst_want;
-  c.tolerance = r.tolerance;
-  c.floor = r.floor;
-  c.sensitivity = sensitivity;
-  c.nanInBoth = r.nan_in_both;
   return c;
 }
 

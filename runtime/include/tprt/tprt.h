@@ -112,6 +112,11 @@ TPRT_API uint16_t tprt_f32_to_bf16(float value);
  * Comparing results (the one tolerance check of tp-run --verify and Python)
  *===----------------------------------------------------------------------===*/
 
+/* Element `i` of a buffer of `dtype` as a double (f16 and bf16 widened, i64
+ * rounded to the nearest double); 0 for an unknown dtype. */
+TPRT_API double tprt_element_value(tprt_dtype dtype, const void *data,
+                                   int64_t i);
+
 /* The relative tolerance of a result of `dtype` against an independent
  * reference: about ten units in the last place of its rounding (1e-5 for
  * f32, 1e-10 for f64, 1e-2 for f16, 4e-2 for bf16; 0, exact, for integers).
