@@ -350,11 +350,7 @@ private:
     size_t typesStart = StringRef::npos, end = StringRef::npos;
     for (size_t i = open; i < text.size(); ++i) {
       char c = text[i];
-      if (c == '(' || c == '[' || c == '{' || c == '<')
-        ++level;
-      else if (c == ')' || c == ']' || c == '}' ||
-               (c == '>' && i > 0 && text[i - 1] != '-'))
-        --level;
+      level += bracketStep(text, i);
       if (level == 0) {
         end = i;
         break;
@@ -390,19 +386,27 @@ private:
     return std::nullopt;
   }
 
+  /// +1 where `s[i]` opens a bracket, -1 where it closes one (a `>` not of
+  /// `->`), 0 elsewhere.
+  static int bracketStep(StringRef s, size_t i) {
+    char c = s[i];
+    if (c == '(' || c == '[' || c == '{' || c == '<')
+      return 1;
+    if (c == ')' || c == ']' || c == '}' ||
+        (c == '>' && i > 0 && s[i - 1] != '-'))
+      return -1;
+    return 0;
+  }
+
   /// Splits `s` at `sep` outside brackets.
   static void splitTopLevel(StringRef s, char sep,
                             SmallVectorImpl<StringRef> &parts) {
     int level = 0;
     size_t start = 0;
     for (size_t i = 0; i < s.size(); ++i) {
-      char c = s[i];
-      if (c == '(' || c == '[' || c == '{' || c == '<')
-        ++level;
-      else if (c == ')' || c == ']' || c == '}' ||
-               (c == '>' && i > 0 && s[i - 1] != '-'))
-        --level;
-      else if (c == sep && level == 0) {
+      int step = bracketStep(s, i);
+      level += step;
+      if (step == 0 && s[i] == sep && level == 0) {
         parts.push_back(s.slice(start, i));
         start = i + 1;
       }
