@@ -142,12 +142,18 @@ LogicalResult Lowering::lower(Operation *op, Value ctx) {
     return success();
   }
 
-  // The data collectives, in buffer form.
-  Value input = op->getOperand(0);
-  if (op->getNumOperands() < 2 || !isa<MemRefType>(input.getType()))
+  // The data collectives, in buffer form: one call, whose arguments after
+  // the buffers are the element count (a collective over the whole tensor)
+  // or the shape, rank and the dimensions it moves; the element type; the
+  // reduction, if any; the packed axes.
+  auto collective = dyn_cast<CollectiveOpInterface>(op);
+  if (!collective)
+    return op->emitOpError() << "has no runtime lowering";
+  Value input = collective.getInput();
+  Value output = collective.getOutput();
+  if (!output || !isa<MemRefType>(input.getType()))
     return op->emitOpError()
            << "is still on tensors; run one-shot bufferization first";
-  Value output = op->getOperand(1);
   auto inType = cast<MemRefType>(input.getType());
   std::optional<int32_t> dtype = dtypeCode(inType.getElementType());
   if (!dtype)
@@ -155,8 +161,7 @@ LogicalResult Lowering::lower(Operation *op, Value ctx) {
            << "has element type " << inType.getElementType()
            << "; the CPU runtime takes f32, f64, f16, bf16, i32 or i64";
   FailureOr<int64_t> axes =
-      packedAxes(op, op->getAttrOfType<FlatSymbolRefAttr>("mesh"),
-                 op->getAttrOfType<ArrayAttr>("axes"));
+      packedAxes(op, collective.getMeshAttr(), collective.getAxes());
   if (failed(axes))
     return failure();
 
@@ -166,14 +171,8 @@ LogicalResult Lowering::lower(Operation *op, Value ctx) {
   bool copyBack = out != output;
   SmallVector<Value> args = {ctx, bufferPointer(b, loc, in),
                              bufferPointer(b, loc, out)};
-  StringRef name;
-  auto rankAndDim = [&](int64_t dim) {
-    args.push_back(shapeOf(loc, in));
-    args.push_back(i32(loc, inType.getRank()));
-    args.push_back(i32(loc, dim));
-  };
-  if (auto c = dyn_cast<AllReduceOp>(op)) {
-    name = "tprt_rt_all_reduce";
+  SmallVector<int64_t> dims = collective.getCollectiveDims();
+  if (dims.empty()) {
     // The element count: a constant, times each dynamic size.
     int64_t staticCount = 1;
     for (int64_t d = 0; d < inType.getRank(); ++d)
@@ -186,27 +185,17 @@ LogicalResult Lowering::lower(Operation *op, Value ctx) {
             b, loc, count,
             arith::IndexCastOp::create(b, loc, i64Type,
                                        memref::DimOp::create(b, loc, in, d)));
-    args.append(
-        {count, i32(loc, *dtype), i32(loc, reductionCode(c.getKind()))});
-  } else if (auto c = dyn_cast<AllGatherOp>(op)) {
-    name = "tprt_rt_all_gather";
-    rankAndDim(c.getDim());
-    args.push_back(i32(loc, *dtype));
-  } else if (auto c = dyn_cast<ReduceScatterOp>(op)) {
-    name = "tprt_rt_reduce_scatter";
-    rankAndDim(c.getDim());
-    args.append({i32(loc, *dtype), i32(loc, reductionCode(c.getKind()))});
-  } else if (auto c = dyn_cast<AllToAllOp>(op)) {
-    name = "tprt_rt_all_to_all";
-    rankAndDim(c.getSplitDim());
-    args.append({i32(loc, c.getConcatDim()), i32(loc, *dtype)});
-  } else if (auto c = dyn_cast<AllSliceOp>(op)) {
-    name = "tprt_rt_all_slice";
-    rankAndDim(c.getDim());
-    args.push_back(i32(loc, *dtype));
+    args.push_back(count);
   } else {
-    return op->emitOpError() << "has no runtime lowering";
+    args.push_back(shapeOf(loc, in));
+    args.push_back(i32(loc, inType.getRank()));
+    for (int64_t dim : dims)
+      args.push_back(i32(loc, dim));
   }
+  args.push_back(i32(loc, *dtype));
+  if (std::optional<ReductionKind> reduction = collective.getReduction())
+    args.push_back(i32(loc, reductionCode(*reduction)));
+  std::string name = collective.getRuntimeEntry();
   args.push_back(i64(loc, *axes));
   func::FuncOp decl = declareRuntimeFunction(module, name);
   func::CallOp::create(b, loc, decl, args);
@@ -250,8 +239,7 @@ LogicalResult Lowering::run() {
     Value ctx = func.getArgument(0);
     SmallVector<Operation *> collectives;
     func.walk([&](Operation *op) {
-      if (isa<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp, AllSliceOp,
-              AxisIndexOp>(op))
+      if (isa<CollectiveOpInterface, AxisIndexOp>(op))
         collectives.push_back(op);
     });
     for (Operation *op : collectives)

@@ -554,6 +554,14 @@ LogicalResult AllReduceOp::verifySymbolUses(SymbolTableCollection &symbols) {
   return verifyCollectiveMesh(*this, getMeshAttr(), getAxes(), symbols);
 }
 
+CollectiveKind AllReduceOp::getCollectiveKind() {
+  return CollectiveKind::AllReduce;
+}
+
+std::optional<ReductionKind> AllReduceOp::getReduction() { return getKind(); }
+
+SmallVector<int64_t> AllReduceOp::getCollectiveDims() { return {}; }
+
 // all_gather
 
 LogicalResult AllGatherOp::verify() {
@@ -573,6 +581,18 @@ LogicalResult AllGatherOp::verifySymbolUses(SymbolTableCollection &symbols) {
     return failure();
   return verifyGrownDim(*this, getInputType(), getOutputType(), getDim(),
                         getGroupSize(*mesh), getAxes());
+}
+
+CollectiveKind AllGatherOp::getCollectiveKind() {
+  return CollectiveKind::AllGather;
+}
+
+std::optional<ReductionKind> AllGatherOp::getReduction() {
+  return std::nullopt;
+}
+
+SmallVector<int64_t> AllGatherOp::getCollectiveDims() {
+  return {static_cast<int64_t>(getDim())};
 }
 
 void AllGatherOp::build(OpBuilder &b, OperationState &state, Value input,
@@ -601,6 +621,18 @@ ReduceScatterOp::verifySymbolUses(SymbolTableCollection &symbols) {
     return failure();
   return verifyShrunkDim(*this, getInputType(), getOutputType(), getDim(),
                          getGroupSize(*mesh), getAxes());
+}
+
+CollectiveKind ReduceScatterOp::getCollectiveKind() {
+  return CollectiveKind::ReduceScatter;
+}
+
+std::optional<ReductionKind> ReduceScatterOp::getReduction() {
+  return getKind();
+}
+
+SmallVector<int64_t> ReduceScatterOp::getCollectiveDims() {
+  return {static_cast<int64_t>(getDim())};
 }
 
 void ReduceScatterOp::build(OpBuilder &b, OperationState &state,
@@ -642,6 +674,17 @@ LogicalResult AllToAllOp::verifySymbolUses(SymbolTableCollection &symbols) {
                         groupSize, getAxes());
 }
 
+CollectiveKind AllToAllOp::getCollectiveKind() {
+  return CollectiveKind::AllToAll;
+}
+
+std::optional<ReductionKind> AllToAllOp::getReduction() { return std::nullopt; }
+
+SmallVector<int64_t> AllToAllOp::getCollectiveDims() {
+  return {static_cast<int64_t>(getSplitDim()),
+          static_cast<int64_t>(getConcatDim())};
+}
+
 void AllToAllOp::build(OpBuilder &b, OperationState &state, Value input,
                        MeshOp mesh, ArrayRef<StringRef> axes, int64_t splitDim,
                        int64_t concatDim) {
@@ -674,6 +717,16 @@ LogicalResult AllSliceOp::verifySymbolUses(SymbolTableCollection &symbols) {
     return failure();
   return verifyShrunkDim(*this, getInputType(), getOutputType(), getDim(),
                          getGroupSize(*mesh), getAxes());
+}
+
+CollectiveKind AllSliceOp::getCollectiveKind() {
+  return CollectiveKind::AllSlice;
+}
+
+std::optional<ReductionKind> AllSliceOp::getReduction() { return std::nullopt; }
+
+SmallVector<int64_t> AllSliceOp::getCollectiveDims() {
+  return {static_cast<int64_t>(getDim())};
 }
 
 void AllSliceOp::build(OpBuilder &b, OperationState &state, Value input,

@@ -123,32 +123,14 @@ VarianceAnalysis::visitOperation(Operation *op,
     setAll(Variance::over(index.getMeshAttr(), getAxisNames(index.getAxes())));
     return success();
   }
-  // Every member of the group receives the same tensor.
-  if (auto reduce = dyn_cast<AllReduceOp>(op)) {
-    setAll(fromOperands.without(reduce.getMeshAttr(),
-                                getAxisNames(reduce.getAxes())));
-    return success();
-  }
-  if (auto gather = dyn_cast<AllGatherOp>(op)) {
-    setAll(fromOperands.without(gather.getMeshAttr(),
-                                getAxisNames(gather.getAxes())));
-    return success();
-  }
-  // Each member keeps its own block.
-  auto keepsBlock = [&](FlatSymbolRefAttr mesh, ArrayAttr axes) {
-    setAll(
-        Variance::join(fromOperands, Variance::over(mesh, getAxisNames(axes))));
-  };
-  if (auto slice = dyn_cast<AllSliceOp>(op)) {
-    keepsBlock(slice.getMeshAttr(), slice.getAxes());
-    return success();
-  }
-  if (auto scatter = dyn_cast<ReduceScatterOp>(op)) {
-    keepsBlock(scatter.getMeshAttr(), scatter.getAxes());
-    return success();
-  }
-  if (auto toAll = dyn_cast<AllToAllOp>(op)) {
-    keepsBlock(toAll.getMeshAttr(), toAll.getAxes());
+  // Every member of the group receives the same tensor, or each keeps its
+  // own block.
+  if (auto collective = dyn_cast<CollectiveOpInterface>(op)) {
+    FlatSymbolRefAttr mesh = collective.getMeshAttr();
+    SmallVector<StringRef> axes = collective.getGroupAxes();
+    setAll(collective.isResultUniformOverGroup()
+               ? fromOperands.without(mesh, axes)
+               : Variance::join(fromOperands, Variance::over(mesh, axes)));
     return success();
   }
   // Anything else of the dialect (tp.annotate, tp.reshard: global form), and

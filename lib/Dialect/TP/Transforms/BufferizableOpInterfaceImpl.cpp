@@ -29,10 +29,11 @@ using namespace mlir::tp;
 
 namespace {
 
+/// Every collective bufferizes alike: it reads its operand and writes a fresh
+/// buffer (CollectiveOpInterface gives the operand and the form).
 template <typename OpTy>
-struct CollectiveOpInterface
-    : public BufferizableOpInterface::ExternalModel<CollectiveOpInterface<OpTy>,
-                                                    OpTy> {
+struct CollectiveBufferization : public BufferizableOpInterface::ExternalModel<
+                                     CollectiveBufferization<OpTy>, OpTy> {
   bool bufferizesToMemoryRead(Operation *, OpOperand &,
                               const AnalysisState &) const {
     return true;
@@ -63,14 +64,14 @@ struct CollectiveOpInterface
   LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
                           const BufferizationOptions &options,
                           BufferizationState &state) const {
-    auto collective = cast<OpTy>(op);
+    auto collective = cast<CollectiveOpInterface>(op);
     if (collective.hasBufferSemantics())
       return success();
     FailureOr<Value> input =
         getBuffer(rewriter, collective.getInput(), options, state);
     if (failed(input))
       return failure();
-    auto resultType = cast<RankedTensorType>(collective.getResult().getType());
+    auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
     if (!resultType.hasStaticShape())
       return op->emitOpError()
              << "cannot be bufferized with a dynamic result shape "
@@ -97,14 +98,15 @@ struct CollectiveOpInterface
 
 } // namespace
 
+template <typename... OpTys>
+static void attachCollectiveBufferization(MLIRContext *ctx) {
+  (OpTys::template attachInterface<CollectiveBufferization<OpTys>>(*ctx), ...);
+}
+
 void mlir::tp::registerBufferizableOpInterfaceExternalModels(
     DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *ctx, TPDialect *) {
-    AllReduceOp::attachInterface<CollectiveOpInterface<AllReduceOp>>(*ctx);
-    AllGatherOp::attachInterface<CollectiveOpInterface<AllGatherOp>>(*ctx);
-    ReduceScatterOp::attachInterface<CollectiveOpInterface<ReduceScatterOp>>(
-        *ctx);
-    AllToAllOp::attachInterface<CollectiveOpInterface<AllToAllOp>>(*ctx);
-    AllSliceOp::attachInterface<CollectiveOpInterface<AllSliceOp>>(*ctx);
+    attachCollectiveBufferization<AllReduceOp, AllGatherOp, ReduceScatterOp,
+                                  AllToAllOp, AllSliceOp>(ctx);
   });
 }

@@ -20,77 +20,20 @@
 using namespace mlir;
 using namespace mlir::tp;
 
-StringRef mlir::tp::stringifyCollectiveKind(CollectiveKind kind) {
-  switch (kind) {
-  case CollectiveKind::AllReduce:
-    return "all_reduce";
-  case CollectiveKind::AllGather:
-    return "all_gather";
-  case CollectiveKind::ReduceScatter:
-    return "reduce_scatter";
-  case CollectiveKind::AllToAll:
-    return "all_to_all";
-  case CollectiveKind::AllSlice:
-    return "all_slice";
-  }
-  llvm_unreachable("unknown collective kind");
-}
-
-double mlir::tp::collectiveBytes(CollectiveKind kind, int64_t groupSize,
-                                 double bytes) {
-  if (groupSize <= 1)
-    return 0;
-  double n = static_cast<double>(groupSize);
-  switch (kind) {
-  case CollectiveKind::AllReduce:
-    return 2 * (n - 1) / n * bytes;
-  case CollectiveKind::AllGather:
-  case CollectiveKind::ReduceScatter:
-    return (n - 1) / n * bytes;
-  case CollectiveKind::AllToAll:
-    return (n - 1) / (n * n) * bytes;
-  case CollectiveKind::AllSlice:
-    return 0;
-  }
-  llvm_unreachable("unknown collective kind");
-}
-
-StringRef mlir::tp::collectiveFormula(CollectiveKind kind) {
-  switch (kind) {
-  case CollectiveKind::AllReduce:
-    return "2(n-1)/n*S";
-  case CollectiveKind::AllGather:
-  case CollectiveKind::ReduceScatter:
-    return "(n-1)/n*S";
-  case CollectiveKind::AllToAll:
-    return "(n-1)/n^2*S";
-  case CollectiveKind::AllSlice:
-    return "0";
-  }
-  llvm_unreachable("unknown collective kind");
-}
-
-double mlir::tp::elementBytes(Type type) {
-  if (type.isIntOrFloat())
-    return std::max<double>(1, type.getIntOrFloatBitWidth() / 8);
-  if (isa<IndexType>(type))
-    return 8;
-  if (auto complex = dyn_cast<ComplexType>(type))
-    return 2 * elementBytes(complex.getElementType());
-  if (auto vector = dyn_cast<VectorType>(type); vector && !vector.isScalable())
-    return static_cast<double>(vector.getNumElements()) *
-           elementBytes(vector.getElementType());
-  return 8;
-}
-
 //===----------------------------------------------------------------------===//
 // MachineModel
 //===----------------------------------------------------------------------===//
 
 static constexpr const char *kMachineModelFormat = "tp-mlir machine model 1";
-static constexpr CollectiveKind kModelledKinds[] = {
-    CollectiveKind::AllReduce, CollectiveKind::AllGather,
-    CollectiveKind::ReduceScatter, CollectiveKind::AllToAll};
+
+/// The kinds a machine model gives constants for: those that move data.
+static SmallVector<CollectiveKind> modelledKinds() {
+  SmallVector<CollectiveKind> kinds;
+  for (unsigned k = 0; k < kNumCollectiveKinds; ++k)
+    if (collectiveMovesData(static_cast<CollectiveKind>(k)))
+      kinds.push_back(static_cast<CollectiveKind>(k));
+  return kinds;
+}
 
 MachineModel MachineModel::h200() {
   MachineModel m;
@@ -187,7 +130,7 @@ std::optional<MachineModel> MachineModel::load(StringRef nameOrPath,
   const llvm::json::Object *collectives = root->getObject("collectives");
   if (!collectives)
     return fail("\"collectives\" is missing");
-  for (CollectiveKind kind : kModelledKinds) {
+  for (CollectiveKind kind : modelledKinds()) {
     StringRef name = stringifyCollectiveKind(kind);
     const llvm::json::Object *c = collectives->getObject(name);
     if (!c)
@@ -205,7 +148,7 @@ std::optional<MachineModel> MachineModel::load(StringRef nameOrPath,
 
 std::string MachineModel::toJSON() const {
   llvm::json::Object collectivesObject;
-  for (CollectiveKind kind : kModelledKinds) {
+  for (CollectiveKind kind : modelledKinds()) {
     const Collective &c = collectives[static_cast<int>(kind)];
     collectivesObject[stringifyCollectiveKind(kind)] =
         llvm::json::Object{{"latency_seconds", c.latency},
@@ -228,7 +171,7 @@ std::string MachineModel::toJSON() const {
 
 double MachineModel::collectiveSeconds(CollectiveKind kind, int64_t groupSize,
                                        double bytes) const {
-  if (groupSize <= 1 || kind == CollectiveKind::AllSlice)
+  if (groupSize <= 1 || !collectiveMovesData(kind))
     return 0;
   const Collective &c = collectives[static_cast<int>(kind)];
   return c.latency + c.latencyPerDevice * static_cast<double>(groupSize - 1) +

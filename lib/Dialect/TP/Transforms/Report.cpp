@@ -190,12 +190,7 @@ std::optional<PlanEntry> planOf(FunctionOpInterface func) {
   return p;
 }
 
-double typeBytes(ShapedType type) {
-  double bytes = elementBytes(type.getElementType());
-  for (int64_t size : type.getShape())
-    bytes *= ShapedType::isDynamic(size) ? 1.0 : static_cast<double>(size);
-  return bytes;
-}
+double typeBytes(ShapedType type) { return shapedTypeBytes(type); }
 
 CollectiveKind kindOf(ReshardStep::Kind kind) {
   switch (kind) {
@@ -214,30 +209,16 @@ CollectiveKind kindOf(ReshardStep::Kind kind) {
   llvm_unreachable("unknown step");
 }
 
-/// The per-device entry of one collective. `in` and `out` are the local
-/// operand and result types.
-CollectiveEntry makeEntry(CollectiveKind kind, StringRef reduction,
-                          ArrayRef<StringRef> axes, MeshOp mesh, ShapedType in,
-                          ShapedType out, Location loc) {
-  int64_t n = mesh.getGroupSize(axes);
-  double s = 0;
-  switch (kind) {
-  case CollectiveKind::AllReduce:
-  case CollectiveKind::ReduceScatter:
-  case CollectiveKind::AllSlice:
-    s = typeBytes(in);
-    break;
-  case CollectiveKind::AllGather:
-    s = typeBytes(out);
-    break;
-  case CollectiveKind::AllToAll:
-    // The whole group's tensor: each device sends (n-1)/n of its share.
-    s = typeBytes(in) * static_cast<double>(n);
-    break;
-  }
+/// The per-device entry of one collective over a group of `n`: `in` is the
+/// local operand type, `s` the tensor of its cost formula in bytes.
+CollectiveEntry makeEntry(CollectiveKind kind,
+                          std::optional<ReductionKind> reduction,
+                          ArrayRef<StringRef> axes, int64_t n, ShapedType in,
+                          double s, Location loc) {
   CollectiveEntry e;
   e.kind = stringifyCollectiveKind(kind).str();
-  e.reduction = reduction.str();
+  if (reduction)
+    e.reduction = stringifyReductionKind(*reduction).str();
   for (StringRef a : axes)
     e.axes.push_back(a.str());
   e.groupSize = n;
@@ -306,9 +287,7 @@ FunctionReport reportFunction(FunctionOpInterface func, MeshOp mesh) {
     if (!r.local)
       return "(open: not annotated or propagated; counted whole)";
     Operation *def = v.getDefiningOp();
-    if (def &&
-        isa<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp, AllSliceOp>(
-            def))
+    if (def && isa<CollectiveOpInterface>(def))
       return "(" + def->getName().getStringRef().str() + " result)";
     return "(no sharding recorded: whole on every device)";
   };
@@ -335,31 +314,12 @@ FunctionReport reportFunction(FunctionOpInterface func, MeshOp mesh) {
       addValue(v);
     Location loc = op->getLoc();
     auto tensor = [](Value v) { return cast<RankedTensorType>(v.getType()); };
-    SmallVector<StringRef> axes;
-    if (auto axesAttr = op->getAttrOfType<ArrayAttr>("axes"))
-      for (Attribute a : axesAttr)
-        axes.push_back(cast<StringAttr>(a).getValue());
-    if (auto c = dyn_cast<AllReduceOp>(op))
-      r.collectives.push_back(makeEntry(
-          CollectiveKind::AllReduce, stringifyReductionKind(c.getKind()), axes,
-          mesh, c.getInputType(), c.getOutputType(), loc));
-    else if (auto c = dyn_cast<AllGatherOp>(op))
-      r.collectives.push_back(makeEntry(CollectiveKind::AllGather, "", axes,
-                                        mesh, c.getInputType(),
-                                        c.getOutputType(), loc));
-    else if (auto c = dyn_cast<ReduceScatterOp>(op))
-      r.collectives.push_back(makeEntry(
-          CollectiveKind::ReduceScatter, stringifyReductionKind(c.getKind()),
-          axes, mesh, c.getInputType(), c.getOutputType(), loc));
-    else if (auto c = dyn_cast<AllToAllOp>(op))
-      r.collectives.push_back(makeEntry(CollectiveKind::AllToAll, "", axes,
-                                        mesh, c.getInputType(),
-                                        c.getOutputType(), loc));
-    else if (auto c = dyn_cast<AllSliceOp>(op))
-      r.collectives.push_back(makeEntry(CollectiveKind::AllSlice, "", axes,
-                                        mesh, c.getInputType(),
-                                        c.getOutputType(), loc));
-    else if (auto rs = dyn_cast<ReshardOp>(op)) {
+    if (auto c = dyn_cast<CollectiveOpInterface>(op)) {
+      int64_t n = mesh.getGroupSize(c.getGroupAxes());
+      r.collectives.push_back(makeEntry(c.getCollectiveKind(), c.getReduction(),
+                                        c.getGroupAxes(), n, c.getInputType(),
+                                        c.getFormulaTensorBytes(n), loc));
+    } else if (auto rs = dyn_cast<ReshardOp>(op)) {
       auto from = shardings.lookup(rs.getInput());
       if (!from)
         continue;
@@ -387,13 +347,15 @@ FunctionReport reportFunction(FunctionOpInterface func, MeshOp mesh) {
         }
         if (step.kind == ReshardStep::Kind::ZeroOthers)
           continue;
+        CollectiveKind kind = kindOf(step.kind);
+        std::optional<ReductionKind> reduction;
+        if (step.kind == ReshardStep::Kind::AllReduce ||
+            step.kind == ReshardStep::Kind::ReduceScatter)
+          reduction = ReductionKind::Sum;
+        double s = collectiveFormulaTensorBytes(
+            kind, n, typeBytes(in), typeBytes(globalType.clone(shape)));
         r.collectives.push_back(
-            makeEntry(kindOf(step.kind),
-                      step.kind == ReshardStep::Kind::AllReduce ||
-                              step.kind == ReshardStep::Kind::ReduceScatter
-                          ? "sum"
-                          : "",
-                      step.axes, mesh, in, globalType.clone(shape), loc));
+            makeEntry(kind, reduction, step.axes, n, in, s, loc));
       }
     }
   }

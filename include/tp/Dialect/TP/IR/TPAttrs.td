@@ -30,6 +30,22 @@ def TP_ReductionKind : I32EnumAttr<"ReductionKind",
   let cppNamespace = "::mlir::tp";
 }
 
+//===----------------------------------------------------------------------===//
+// CollectiveKind
+//===----------------------------------------------------------------------===//
+
+def TP_CollectiveKind : I32EnumAttr<"CollectiveKind",
+    "the kinds of data collective (CollectiveOpInterface, Collectives.h)", [
+      I32EnumAttrCase<"AllReduce", 0, "all_reduce">,
+      I32EnumAttrCase<"AllGather", 1, "all_gather">,
+      I32EnumAttrCase<"ReduceScatter", 2, "reduce_scatter">,
+      I32EnumAttrCase<"AllToAll", 3, "all_to_all">,
+      I32EnumAttrCase<"AllSlice", 4, "all_slice">
+    ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::tp";
+}
+
 def TP_ReductionKindAttr : EnumAttr<TP_Dialect, TP_ReductionKind, "reduction"> {
   let summary = "Reduction applied by `tp.all_reduce` and `tp.reduce_scatter`";
   let description = [{

@@ -13,6 +13,7 @@
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "tp/Dialect/TP/IR/Collectives.h"
 #include "tp/Dialect/TP/IR/TPAttrs.h"
 #include "tp/Dialect/TP/IR/TPDialect.h"
 

@@ -9,6 +9,7 @@
 
 include "tp/Dialect/TP/IR/TPDialect.td"
 include "tp/Dialect/TP/IR/TPAttrs.td"
+include "tp/Dialect/TP/IR/CollectiveOpInterface.td"
 include "mlir/IR/BuiltinAttributes.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
@@ -168,10 +169,15 @@ defvar TP_BufferFormDoc = [{
 class TP_DataCollectiveOp<string mnemonic, list<Trait> traits = []>
     : TP_Op<mnemonic, traits # [
         DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
-        DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+        DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+        TP_CollectiveOpInterface]> {
   let extraClassDeclaration = [{
     /// Size of the device group the collective runs over.
     int64_t getGroupSize(::mlir::tp::MeshOp mesh);
+    /// CollectiveOpInterface (defined with each op in TPOps.cpp).
+    ::mlir::tp::CollectiveKind getCollectiveKind();
+    std::optional<::mlir::tp::ReductionKind> getReduction();
+    ::llvm::SmallVector<int64_t> getCollectiveDims();
     /// True for the form on memrefs (written into `output`).
     bool hasBufferSemantics() { return static_cast<bool>(getOutput()); }
     ::mlir::ShapedType getInputType() {

@@ -4,13 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Bytes each device sends for a collective over a group of n devices, with
-// ring algorithms (S = bytes of the per-device tensor named below):
-//   all_reduce      2 (n-1)/n * S   (S: the reduced tensor)
-//   all_gather        (n-1)/n * S   (S: the gathered result)
-//   reduce_scatter    (n-1)/n * S   (S: the reduced input)
-//   all_to_all        (n-1)/n^2 * S (S: the exchanged tensor)
-//   all_slice         0
+// The bytes each collective sends are in tp/Dialect/TP/IR/Collectives.h.
 //
 // Communication is weighed against redundant work: an op whose loops are not
 // split repeats them on every device. One iteration point of an op counts as
@@ -25,35 +19,15 @@
 
 #include "mlir/IR/Types.h"
 #include "mlir/Support/LLVM.h"
+#include "tp/Dialect/TP/IR/Collectives.h"
 #include "llvm/ADT/StringRef.h"
+#include <array>
 #include <optional>
 #include <string>
 
 namespace mlir::tp {
 
 constexpr double kBytesPerIterationPoint = 0.4;
-
-enum class CollectiveKind {
-  AllReduce,
-  AllGather,
-  ReduceScatter,
-  AllToAll,
-  AllSlice
-};
-
-StringRef stringifyCollectiveKind(CollectiveKind kind);
-
-/// Bytes one device sends for `kind` over `groupSize` devices on a tensor of
-/// `bytes` (see the file comment for which tensor).
-double collectiveBytes(CollectiveKind kind, int64_t groupSize, double bytes);
-
-/// Bytes of one element of `type`: integers and floats by their width (at
-/// least one byte), `index` as 64 bits, complex numbers and vectors by their
-/// parts; any other type as one pointer (8 bytes).
-double elementBytes(Type type);
-
-/// The formula used, as text (`2(n-1)/n*S`), for reports.
-StringRef collectiveFormula(CollectiveKind kind);
 
 /// A machine as the automatic planner (--tp-propagate auto-plan) sees one of
 /// its devices: how fast it runs GEMMs and memory-bound ops, and what each
@@ -78,8 +52,8 @@ struct MachineModel {
   double gemmFlops16 = 1;
   /// Bytes per second one device reads and writes in memory-bound ops.
   double memoryBandwidth = 1;
-  /// Indexed by CollectiveKind (all_slice moves nothing).
-  Collective collectives[4];
+  /// Indexed by CollectiveKind (all_slice moves nothing: unused).
+  std::array<Collective, kNumCollectiveKinds> collectives;
 
   /// One NVIDIA H200 SXM of an 8-GPU NVLink node.
   static MachineModel h200();
