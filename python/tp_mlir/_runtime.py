@@ -113,8 +113,51 @@ def library():
                                      ctypes.c_int64, ctypes.c_double, ctypes.c_char_p,
                                      ctypes.c_double, ctypes.c_double,
                                      ctypes.POINTER(_Comparison)]
+        for name in ("tprt_backend_name", "tprt_backend_target", "tprt_target_name",
+                     "tprt_target_default_backend"):
+            getattr(lib, name).restype = ctypes.c_char_p
+        lib.tprt_backend_name.argtypes = [ctypes.c_int32]
+        lib.tprt_target_name.argtypes = [ctypes.c_int32]
+        for name in ("tprt_backend_target", "tprt_backend_processes",
+                     "tprt_target_on_device", "tprt_target_default_backend"):
+            getattr(lib, name).argtypes = [ctypes.c_char_p]
         _lib = lib
     return _lib
+
+
+class Target:
+    """A target of this build (tprt_targets.def): its name, whether its ranks
+    keep tensors on a device, its default communicator, and its
+    communicators that run in this process."""
+
+    def __init__(self, name, on_device, default_backend, backends):
+        self.name = name
+        self.on_device = on_device
+        self.default_backend = default_backend
+        self.backends = backends
+
+
+def targets():
+    """{name: Target} for every target the runtime knows, in its order."""
+    lib = library()
+    backends = [lib.tprt_backend_name(i).decode() for i in range(lib.tprt_num_backends())]
+    out = {}
+    for i in range(lib.tprt_num_targets()):
+        name = lib.tprt_target_name(i)
+        in_process = [b for b in backends
+                      if lib.tprt_backend_target(b.encode()) == name and
+                      lib.tprt_backend_processes(b.encode()) == 0]
+        out[name.decode()] = Target(name.decode(), lib.tprt_target_on_device(name) == 1,
+                                    lib.tprt_target_default_backend(name).decode(),
+                                    in_process)
+    return out
+
+
+def backend_target(backend):
+    """The target whose programs communicator `backend` runs, or None for a
+    backend this build does not have."""
+    name = library().tprt_backend_target(backend.encode())
+    return name.decode() if name is not None else None
 
 
 def tolerance(code, precision="highest"):
@@ -394,7 +437,7 @@ class LoadedProgram:
         launches of the last run)."""
         import time
         lib = library()
-        gpu = self.target == "cuda"
+        gpu = targets()[self.target].on_device
         # On GPU ranks a session that times every run (its parameters placed
         # on it again); on the CPU the calls' own.
         skey = (backend, 0, 0, graphs, True) if gpu else (backend, 0, 0, graphs)

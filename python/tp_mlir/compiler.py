@@ -635,14 +635,15 @@ def compile(module, example_inputs, mesh=None, plan=None, backward=False, loss=N
     if precision not in MATMUL_PRECISIONS:
         raise TpMlirError("precision %r: expected one of %s" % (
             precision, ", ".join(repr(p) for p in MATMUL_PRECISIONS)))
-    if backend not in ("cpu", "cuda"):
-        raise TpMlirError("backend %r: expected 'cpu' or 'cuda'" % (backend,))
+    known = _runtime.targets()
+    if backend not in known:
+        raise TpMlirError("backend %r: expected one of %s" % (
+            backend, ", ".join(repr(t) for t in known)))
     if comm is None:
-        comm = "local" if backend == "cpu" else "device"
-    gpu_comms = ("device", "nccl")
-    if (backend == "cuda") != (comm in gpu_comms):
+        comm = known[backend].default_backend
+    if _runtime.backend_target(comm) != backend:
         raise TpMlirError("comm %r does not run %s programs; expected %s" % (
-            comm, backend, " or ".join(gpu_comms) if backend == "cuda" else "'local'"))
+            comm, backend, " or ".join(repr(b) for b in known[backend].backends)))
     from .plan import Parallelized
     if isinstance(module, Parallelized):
         mesh, plan, module = module.mesh, module.plan, module.module
@@ -668,7 +669,7 @@ def compile(module, example_inputs, mesh=None, plan=None, backward=False, loss=N
     path = os.path.join(workdir, "model.mlir")
     with open(path, "w") as f:
         f.write(text)
-    flags = ["--target=%s" % backend] if backend != "cpu" else []
+    flags = ["--target=%s" % backend]
     if precision != "highest":
         flags.append("--matmul-precision=%s" % precision)
     if auto:

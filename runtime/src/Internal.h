@@ -226,8 +226,6 @@ struct EntryCall {
 /// `device`). CPU worlds have none.
 struct DeviceRanks {
   virtual ~DeviceRanks() = default;
-  /// The target its programs are compiled for ("cuda").
-  virtual const char *target() const = 0;
   /// Makes the rank's device current on the calling thread.
   virtual tprt_status enter(int64_t rank) = 0;
   virtual tprt_status alloc(int64_t rank, size_t bytes, void **ptr) = 0;
@@ -328,8 +326,15 @@ using WorldFactory = tprt_status (*)(const tprt_mesh &mesh,
 struct Backend {
   const char *name;
   const char *description;
+  /// The target whose programs it runs (tprt_targets.def).
+  const char *target;
+  /// True when each rank is a process of an MPI job.
+  bool processes;
   WorldFactory create;
 };
+
+/// The backend named `name`, or null.
+const Backend *findBackend(const char *name);
 
 /// The registry: every backend of this build, `local` first.
 const std::vector<Backend> &backends();

@@ -43,6 +43,7 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <dlfcn.h>
 #include <set>
 #include <sys/stat.h>
@@ -224,9 +225,67 @@ bool bytesFit(const int64_t *shape, int32_t rank, size_t elemSize) {
 
 } // namespace
 
-const char *tprt::targetName(Target target) {
-  return target == Target::Cuda ? "cuda" : "cpu";
+namespace {
+struct TargetEntry {
+  const char *name;
+  bool onDevice;
+  const char *defaultBackend;
+};
+constexpr TargetEntry kTargets[] = {
+#define TPRT_TARGET(name, Name, onDevice, defaultBackend, description)         \
+  {#name, onDevice != 0, defaultBackend},
+#include "tprt/tprt_targets.def"
+};
+constexpr int32_t kNumTargets =
+    static_cast<int32_t>(sizeof(kTargets) / sizeof(kTargets[0]));
+
+const TargetEntry *findTarget(const char *name) {
+  if (!name)
+    return nullptr;
+  for (const TargetEntry &t : kTargets)
+    if (std::strcmp(t.name, name) == 0)
+      return &t;
+  return nullptr;
 }
+} // namespace
+
+const char *tprt::targetName(Target target) {
+  return kTargets[static_cast<int>(target)].name;
+}
+
+std::optional<Target> tprt::targetNamed(const std::string &name) {
+  for (int32_t i = 0; i < kNumTargets; ++i)
+    if (name == kTargets[i].name)
+      return static_cast<Target>(i);
+  return std::nullopt;
+}
+
+std::string tprt::targetNames(const char *separator) {
+  std::string names;
+  for (const TargetEntry &t : kTargets)
+    names += (names.empty() ? "" : separator) + std::string(t.name);
+  return names;
+}
+
+extern "C" {
+
+int32_t tprt_num_targets(void) { return kNumTargets; }
+
+const char *tprt_target_name(int32_t index) {
+  return index >= 0 && index < kNumTargets ? kTargets[index].name : nullptr;
+}
+
+int32_t tprt_target_on_device(const char *target) {
+  const TargetEntry *t = findTarget(target);
+  return t ? (t->onDevice ? 1 : 0) : -1;
+}
+
+const char *tprt_target_default_backend(const char *target) {
+  const TargetEntry *t = findTarget(target);
+  return t ? t->defaultBackend : nullptr;
+}
+
+} // extern "C"
 
 const char *tprt::precisionName(MatmulPrecision precision) {
   switch (precision) {
@@ -284,15 +343,17 @@ tprt_status tprt::parseManifest(const std::string &text,
       return bad("expected 'abi <version>' first");
     if (word == "target") {
       std::string name;
+      std::optional<Target> named;
       if (targetSeen || current || !words.next(name) || !words.atEnd() ||
-          (name != "cpu" && name != "cuda"))
-        return bad("expected one 'target cpu' or 'target cuda' after 'abi'");
-      target = name == "cuda" ? Target::Cuda : Target::Cpu;
+          !(named = targetNamed(name)))
+        return bad("expected one 'target <" + targetNames(" | ") +
+                   ">' after 'abi'");
+      target = *named;
       targetSeen = true;
       continue;
     }
     if (!targetSeen)
-      return bad("expected 'target <cpu | cuda>' after 'abi'");
+      return bad("expected 'target <" + targetNames(" | ") + ">' after 'abi'");
     if (word == "precision") {
       std::string name;
       if (precisionSeen || current || !functions.empty() || !words.next(name) ||

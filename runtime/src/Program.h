@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 
 namespace tprt {
 
@@ -59,10 +60,18 @@ struct Function {
   EntryFn entry = nullptr;
 };
 
-/// The backend a program was compiled for (the manifest's `target`).
-enum class Target { Cpu, Cuda };
+/// The target a program was compiled for (the manifest's `target`), one of
+/// tprt_targets.def.
+enum class Target {
+#define TPRT_TARGET(name, Name, onDevice, defaultBackend, description) Name,
+#include "tprt/tprt_targets.def"
+};
 
 const char *targetName(Target target);
+/// The target spelled `name`, or nothing.
+std::optional<Target> targetNamed(const std::string &name);
+/// The targets' names, "cpu, cuda", for messages.
+std::string targetNames(const char *separator = ", ");
 
 /// How f32 GEMMs may compute (the manifest's `precision`, tp-compile
 /// --matmul-precision): IEEE f32; TF32 inputs (PyTorch's allow_tf32, JAX's

@@ -945,7 +945,8 @@ tprt_status prepareRun(tprt_session *session, const tprt_program *program,
   int blas = session->world->blasThreads;
   setCpuGemmThreads(blas);
   DeviceRanks *device = state->world->device();
-  const char *worldTarget = device ? device->target() : "cpu";
+  const Backend *backend = findBackend(session->backend.c_str());
+  const char *worldTarget = backend ? backend->target : "cpu";
   if (std::strcmp(worldTarget, targetName(program->target)) != 0)
     return error(TPRT_INVALID_ARGUMENT, "function '", f.name,
                  "' was compiled for ", targetName(program->target),

@@ -22,26 +22,35 @@ using namespace tprt;
 
 const std::vector<Backend> &tprt::backends() {
   static const std::vector<Backend> registry = {
-      {"local", "every rank a thread of this process, shared memory",
-       createLocalWorld},
+      {"local", "every rank a thread of this process, shared memory", "cpu",
+       false, createLocalWorld},
       {"device",
        "every rank a thread of this process on one GPU (CUDA programs; "
        "collectives read the peers' device buffers)",
-       createDeviceWorld},
+       "cuda", false, createDeviceWorld},
       {"mpi",
        "every rank a process of an MPI job (mpirun -np N), MPI's "
        "collectives",
-       createMpiWorld},
+       "cpu", true, createMpiWorld},
       {"nccl",
        "every rank a thread of this process on its own GPU (CUDA programs; "
        "NCCL collectives)",
-       createNcclWorld},
+       "cuda", false, createNcclWorld},
       {"nccl-mpi",
        "every rank a process of an MPI job on its own GPU (CUDA programs; "
        "NCCL bootstrapped by MPI)",
-       createNcclMpiWorld},
+       "cuda", true, createNcclMpiWorld},
   };
   return registry;
+}
+
+const Backend *tprt::findBackend(const char *name) {
+  if (!name)
+    return nullptr;
+  for (const Backend &b : backends())
+    if (std::strcmp(b.name, name) == 0)
+      return &b;
+  return nullptr;
 }
 
 std::chrono::milliseconds tprt::defaultTimeout() {
@@ -67,6 +76,16 @@ const char *tprt_backend_name(int32_t index) {
   return backends()[static_cast<size_t>(index)].name;
 }
 
+const char *tprt_backend_target(const char *backend) {
+  const Backend *b = findBackend(backend && *backend ? backend : "local");
+  return b ? b->target : nullptr;
+}
+
+int32_t tprt_backend_processes(const char *backend) {
+  const Backend *b = findBackend(backend && *backend ? backend : "local");
+  return b ? (b->processes ? 1 : 0) : -1;
+}
+
 tprt_status tprt_world_create(const tprt_mesh *mesh,
                               const tprt_world_options *options,
                               tprt_world **world) {
@@ -82,11 +101,8 @@ tprt_status tprt_world_create(const tprt_mesh *mesh,
   const char *backend = optionField(options, &tprt_world_options::backend,
                                     static_cast<const char *>(nullptr));
   const char *name = backend && *backend ? backend : "local";
-  auto it =
-      std::find_if(backends().begin(), backends().end(), [&](const Backend &b) {
-        return std::strcmp(b.name, name) == 0;
-      });
-  if (it == backends().end()) {
+  const Backend *it = findBackend(name);
+  if (!it) {
     std::string known;
     for (const Backend &b : backends())
       known += (known.empty() ? "" : ", ") + std::string(b.name);

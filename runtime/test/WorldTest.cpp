@@ -20,6 +20,35 @@ TEST(WorldTest, RegistryListsLocalFirst) {
   EXPECT_EQ(tprt_backend_name(tprt_num_backends()), nullptr);
 }
 
+// The targets (tprt_targets.def) and the backends that run them agree: each
+// target's default backend runs it, and every backend runs a known target.
+TEST(WorldTest, TargetsAndBackendsAgree) {
+  ASSERT_GE(tprt_num_targets(), 2);
+  EXPECT_STREQ(tprt_target_name(0), "cpu");
+  EXPECT_EQ(tprt_target_name(-1), nullptr);
+  EXPECT_EQ(tprt_target_name(tprt_num_targets()), nullptr);
+  EXPECT_EQ(tprt_target_on_device("cpu"), 0);
+  EXPECT_EQ(tprt_target_on_device("cuda"), 1);
+  EXPECT_EQ(tprt_target_on_device("tpu"), -1);
+  EXPECT_EQ(tprt_target_default_backend("tpu"), nullptr);
+  for (int32_t t = 0; t < tprt_num_targets(); ++t) {
+    const char *target = tprt_target_name(t);
+    const char *backend = tprt_target_default_backend(target);
+    ASSERT_NE(backend, nullptr) << target;
+    EXPECT_STREQ(tprt_backend_target(backend), target);
+    EXPECT_EQ(tprt_backend_processes(backend), 0) << target;
+  }
+  for (int32_t b = 0; b < tprt_num_backends(); ++b) {
+    const char *target = tprt_backend_target(tprt_backend_name(b));
+    ASSERT_NE(target, nullptr) << tprt_backend_name(b);
+    EXPECT_GE(tprt_target_on_device(target), 0) << tprt_backend_name(b);
+  }
+  EXPECT_STREQ(tprt_backend_target(nullptr), "cpu"); // "local"
+  EXPECT_EQ(tprt_backend_processes("mpi"), 1);
+  EXPECT_EQ(tprt_backend_target("smoke-signals"), nullptr);
+  EXPECT_EQ(tprt_backend_processes("smoke-signals"), -1);
+}
+
 TEST(WorldTest, DefaultIsLocalWithEveryRank) {
   tprt_mesh mesh{2, {2, 3}};
   tprt_world *world = nullptr;

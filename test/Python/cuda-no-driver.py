@@ -27,6 +27,6 @@ for kw in [dict(backend="tpu"), dict(backend="cuda", comm="local"), dict(comm="n
         print("refused:", e)
 # CHECK: target: cuda
 # CHECK: run: creating a session: no CUDA driver found
-# CHECK: refused: backend 'tpu': expected 'cpu' or 'cuda'
-# CHECK: refused: comm 'local' does not run cuda programs; expected device or nccl
+# CHECK: refused: backend 'tpu': expected one of 'cpu', 'cuda'
+# CHECK: refused: comm 'local' does not run cuda programs; expected 'device' or 'nccl'
 # CHECK: refused: comm 'nccl' does not run cpu programs; expected 'local'

@@ -39,6 +39,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tp/Conversion/Passes.h"
+#include "tp/Conversion/Targets.h"
 #include "tp/Dialect/TP/IR/TPOps.h"
 #include "tp/Dialect/TP/Transforms/Passes.h"
 #include "tp/InitAll.h"
@@ -87,7 +88,6 @@ namespace cl = llvm::cl;
 
 namespace {
 
-enum class Target { CPU, CUDA };
 enum class Emit { MLIR, LLVM, Object, Library };
 
 cl::OptionCategory category("tp-compile options");
@@ -98,14 +98,20 @@ cl::opt<std::string> inputFile(cl::Positional,
 cl::opt<std::string> outputFile("o", cl::desc("Output file"),
                                 cl::value_desc("model.so"), cl::Required,
                                 cl::cat(category));
-cl::opt<Target> target(
-    "target", cl::desc("Where the program runs"), cl::cat(category),
-    cl::values(clEnumValN(Target::CPU, "cpu",
-                          "the host CPU (OpenBLAS, tprt's CPU communicators)"),
-               clEnumValN(Target::CUDA, "cuda",
-                          "NVIDIA GPUs (GPU kernels, cuBLAS, NCCL; host code "
-                          "for this CPU)")),
-    cl::init(Target::CPU));
+/// --target's help: the registry's targets (tprt_targets.def).
+const std::string &targetHelp() {
+  static const std::string help = [] {
+    std::string text = "Where the program runs:";
+    for (const tp::TargetInfo &t : tp::getTargets())
+      text += (" " + t.name + " (" + t.description + ");").str();
+    text.back() = '.';
+    return text;
+  }();
+  return help;
+}
+cl::opt<std::string> target("target", cl::desc(targetHelp()),
+                            cl::value_desc("cpu|cuda"), cl::cat(category),
+                            cl::init("cpu"));
 cl::opt<std::string> gpuArch(
     "gpu-arch",
     cl::desc("With --target cuda: the architecture the kernels are compiled "
@@ -272,6 +278,24 @@ static int appendChecksum(StringRef library) {
   return 0;
 }
 
+/// What the command line asks of the target's lowering.
+tp::TargetLowering targetLowering() {
+  tp::TargetLowering lowering;
+  lowering.outlineLayers = outlineLayers;
+  lowering.maxFunctionOps = maxFunctionOps;
+  lowering.matmulPrecision = matmulPrecision;
+  lowering.report = report;
+  if (costModel.getNumOccurrences())
+    lowering.costModel = costModel;
+  lowering.reference = reference;
+  lowering.emulateGpuMapping = emulateGpuMapping;
+  if (gpuArch.getNumOccurrences())
+    lowering.gpuArch = gpuArch;
+  if (cudaToolkit.getNumOccurrences())
+    lowering.toolkit = cudaToolkit;
+  return lowering;
+}
+
 /// --tp-report, once lowered: each entry point's arena, from the `func` and
 /// `arena` lines (tp-plan-arena) of the manifest the library will hold (the
 /// `tprt_manifest` global), on stderr after the report.
@@ -382,26 +406,10 @@ static int lowerModel(llvm::LLVMContext &llvmContext,
   PassManager lower(&context);
   lower.enableTiming(timing);
   lower.enableVerifier(verifyEach);
-  if (target == Target::CUDA) {
-    tp::LowerToCUDAOptions lowering;
-    lowering.chip = gpuArch;
-    lowering.toolkit = cudaToolkit;
-    lowering.outlineLayers = outlineLayers;
-    lowering.maxFunctionOps = maxFunctionOps;
-    lowering.matmulPrecision = matmulPrecision;
-    lowering.report = report;
-    if (costModel.getNumOccurrences())
-      lowering.costModel = costModel;
-    tp::buildLowerToCUDAPipeline(lower, lowering);
-  } else {
-    tp::LowerToCPUOptions lowering;
-    lowering.reference = reference;
-    lowering.emulateGpuMapping = emulateGpuMapping;
-    lowering.outlineLayers = outlineLayers;
-    lowering.maxFunctionOps = maxFunctionOps;
-    lowering.matmulPrecision = matmulPrecision;
-    tp::buildLowerToCPUPipeline(lower, lowering);
-  }
+  std::string lowerError;
+  if (failed(tp::buildTargetPipeline(lower, *tp::lookupTarget(target),
+                                     targetLowering(), lowerError)))
+    return fail(lowerError);
   if (failed(runStage(lower, "lowered")))
     return 1;
   if (report)
@@ -599,24 +607,23 @@ int main(int argc, char **argv) {
                     searchAsked()))
     return fail("--unsharded compiles without shardings; it takes no "
                 "--tp-spmd option");
-  if (target == Target::CUDA && (reference || emulateGpuMapping))
-    return fail("--reference and --emulate-gpu-mapping are CPU lowerings; "
-                "they take no --target cuda");
-  if (target != Target::CUDA &&
-      (gpuArch.getNumOccurrences() || cudaToolkit.getNumOccurrences()))
-    return fail("--gpu-arch and --cuda-toolkit apply to --target cuda");
-  if (cudaToolkit.getNumOccurrences() &&
-      !llvm::sys::fs::is_directory(cudaToolkit))
-    return fail("--cuda-toolkit '" + cudaToolkit +
-                "' is not a directory (a CUDA toolkit's root, with bin/ptxas "
-                "and bin/fatbinary)");
-  if (!StringRef(gpuArch).starts_with("sm_"))
-    return fail("--gpu-arch '" + gpuArch +
-                "' is not a CUDA architecture (sm_80, sm_90, ...)");
   if (matmulPrecision != "highest" && matmulPrecision != "high" &&
       matmulPrecision != "medium")
     return fail("--matmul-precision '" + matmulPrecision +
                 "' is not one of highest, high, medium");
+  // The target, and the options its lowering takes: checked before any
+  // work, by building its pipeline once.
+  const tp::TargetInfo *targetInfo = tp::lookupTarget(target);
+  if (!targetInfo)
+    return fail("--target '" + target + "' is not one of " +
+                tp::getTargetNames());
+  {
+    OpPassManager check(ModuleOp::getOperationName());
+    std::string error;
+    if (failed(tp::buildTargetPipeline(check, *targetInfo, targetLowering(),
+                                       error)))
+      return fail(error);
+  }
 
   DefaultTimingManager timing;
   applyDefaultTimingManagerCLOptions(timing);

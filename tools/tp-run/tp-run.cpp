@@ -98,7 +98,9 @@ struct Options {
   int64_t timeoutMs = 0;
   std::string comm = "local";
   bool commGiven = false;
-  bool cuda = false; // --backend cuda
+  std::string target = "cpu"; // --backend: a target of tprt_targets.def
+  bool targetGiven = false;
+  bool onDevice = false; // its ranks keep tensors in device memory
   int repeat = 1;
   bool shardsInPlace = false;
   bool allEntries = false;
@@ -263,10 +265,16 @@ Options parse(int argc, char **argv) {
     } else if (a == "--no-graphs") {
       o.noGraphs = true;
     } else if (a == "--backend") {
-      std::string backend = value(i, a);
-      if (backend != "cpu" && backend != "cuda")
-        fail("unknown backend '" + backend + "'; expected cpu or cuda");
-      o.cuda = backend == "cuda";
+      o.target = value(i, a);
+      int32_t onDevice = tprt_target_on_device(o.target.c_str());
+      if (onDevice < 0) {
+        std::string names;
+        for (int32_t t = 0; t < tprt_num_targets(); ++t)
+          names += (t ? ", " : "") + std::string(tprt_target_name(t));
+        fail("unknown backend '" + o.target +
+             "'; this build's targets: " + names);
+      }
+      o.targetGiven = true;
     } else if (a == "--comm") {
       o.comm = value(i, a);
       o.commGiven = true;
@@ -315,11 +323,32 @@ Options parse(int argc, char **argv) {
   if (o.allEntries && (!o.randomInputs || !o.entry.empty()))
     fail("--all-entries runs every function with --random-inputs (and no "
          "--entry)");
-  // Under an MPI launcher: one rank a process, on `mpi` (CPU) or on
-  // `nccl-mpi` (one GPU a process, NCCL bootstrapped by MPI).
-  if (mpiRank() >= 0 && !o.commGiven)
-    o.comm = o.cuda ? "nccl-mpi" : "mpi";
-  if (o.cuda) {
+  // A communicator without --backend names the target it runs. Without one,
+  // the target's default, or under an MPI launcher the target's backend
+  // whose ranks are processes (`mpi` for the CPU, `nccl-mpi` for CUDA: one
+  // GPU a process, NCCL bootstrapped by MPI).
+  if (o.commGiven && !o.targetGiven)
+    o.target = tprt_backend_target(o.comm.c_str());
+  o.onDevice = tprt_target_on_device(o.target.c_str()) == 1;
+  if (!o.commGiven) {
+    o.comm = tprt_target_default_backend(o.target.c_str());
+    if (mpiRank() >= 0)
+      for (int32_t b = 0; b < tprt_num_backends(); ++b)
+        if (tprt_backend_processes(tprt_backend_name(b)) == 1 &&
+            o.target == tprt_backend_target(tprt_backend_name(b)))
+          o.comm = tprt_backend_name(b);
+  }
+  if (o.target != tprt_backend_target(o.comm.c_str())) {
+    std::string names;
+    for (int32_t b = 0; b < tprt_num_backends(); ++b)
+      if (o.target == tprt_backend_target(tprt_backend_name(b)))
+        names +=
+            (names.empty() ? "" : ", ") + std::string(tprt_backend_name(b));
+    fail("--backend " + o.target + " runs on its own communicators (" + names +
+         "); '" + o.comm + "' runs " + tprt_backend_target(o.comm.c_str()) +
+         " programs");
+  }
+  if (o.onDevice) {
     // The GPU first: without a driver this is the whole story.
     tprt_cuda_info info = TPRT_CUDA_INFO_INIT;
     if (tprt_status s = tprt_cuda_query(&info)) {
@@ -327,12 +356,6 @@ Options parse(int argc, char **argv) {
       tprt_status_free(s);
       fail("--backend cuda: " + message);
     }
-    if (!o.commGiven && o.comm != "nccl-mpi")
-      o.comm = "device";
-    else if (o.comm == "local" || o.comm == "mpi")
-      fail("--backend cuda runs on a GPU communicator (device, nccl or "
-           "nccl-mpi); '" +
-           o.comm + "' runs CPU programs");
     const char *gpu = std::getenv("TPRT_CUDA_DEVICE");
     std::string mapping =
         o.comm == "nccl" ? "rank r on GPU r"
@@ -373,10 +396,8 @@ void compile(const Options &o, const std::string &model,
     args.push_back("--reference");
   } else {
     args.insert(args.end(), o.spmdOptions.begin(), o.spmdOptions.end());
-    if (o.cuda) {
-      args.push_back("--target");
-      args.push_back("cuda");
-    }
+    args.push_back("--target");
+    args.push_back(o.target);
   }
   std::vector<char *> argv;
   for (std::string &a : args)
@@ -656,7 +677,7 @@ RunResult run(const Options &o, const std::string &comm,
   options.timeout_ms = o.timeoutMs;
   options.backend = comm.c_str();
   options.partial_seed = partialSeed;
-  options.device_timing = o.profile && o.cuda;
+  options.device_timing = o.profile && o.onDevice;
   // --verify compares every replica itself, element by element.
   options.skip_replica_check = o.verify;
   options.no_graphs = o.noGraphs;
@@ -1021,7 +1042,7 @@ void printProfile(const Options &o, tprt_program *program,
                "input to the collective):\n";
   double accounted = total.gemm_seconds;
   if (total.gemm_calls) {
-    bool cpu = std::strcmp(tprt_program_target(program), "cpu") == 0;
+    bool cpu = tprt_target_on_device(tprt_program_target(program)) == 0;
     std::printf("  %-15s %6lld calls %9.3f GFLOP %10.3f ms%s%s\n", "gemm",
                 static_cast<long long>(total.gemm_calls),
                 total.gemm_flops / 1e9, total.gemm_seconds * 1e3,
@@ -1040,7 +1061,7 @@ void printProfile(const Options &o, tprt_program *program,
   std::printf("  %-15s %38.3f ms\n", "other ops",
               std::max(0.0, total.total_seconds - accounted) * 1e3);
   std::printf("  slowest rank %.3f ms\n", busiest * 1e3);
-  if (o.cuda)
+  if (o.onDevice)
     printDeviceProfile(result.session, result.numRanks, total,
                        result.lastSeconds);
 }
@@ -1064,7 +1085,9 @@ int verifyAgainstReference(const Options &o, tprt_program *program,
     failStatus("the unsharded reference", s);
   int64_t refDevices =
       tprt_mesh_num_devices(tprt_program_mesh(ref, refFunction));
-  if (refDevices != 1 || std::strcmp(tprt_program_target(ref), "cpu") != 0)
+  // The reference runs on the `local` backend, so it has that one's target.
+  if (refDevices != 1 ||
+      std::strcmp(tprt_program_target(ref), tprt_backend_target("local")) != 0)
     fail("the reference '" + reference + "' runs '" + name + "' on " +
          std::to_string(refDevices) + " device(s) of target " +
          tprt_program_target(ref) +

@@ -7,6 +7,8 @@
 #ifndef TP_LIB_CONVERSION_PIPELINES_COMMON_H
 #define TP_LIB_CONVERSION_PIPELINES_COMMON_H
 
+#include "tp/Conversion/Targets.h"
+
 #include "mlir/Pass/PassManager.h"
 
 namespace mlir::tp {
@@ -54,6 +56,13 @@ void addNarrowFloatEmulationPasses(OpPassManager &pm,
 /// The end of a host lowering, after memref/math are LLVM: arith, func
 /// (bare pointers), cf and index to LLVM, casts reconciled.
 void addHostToLLVMPasses(OpPassManager &pm);
+
+/// Each target's lowering for buildTargetPipeline (Targets.h), defined
+/// beside its pipeline: build<Name>Target for each line of tprt_targets.def.
+#define TPRT_TARGET(id, Id, onDevice, defaultBackend, description)             \
+  LogicalResult build##Id##Target(                                             \
+      OpPassManager &pm, const TargetLowering &options, std::string &error);
+#include "tprt/tprt_targets.def"
 
 } // namespace mlir::tp
 

@@ -100,3 +100,22 @@ void mlir::tp::buildLowerToCPUPipeline(OpPassManager &pm,
   // Anything left outside the LLVM dialect would reach the translation.
   pm.addPass(createCheckLoweredToLLVMPass());
 }
+
+LogicalResult mlir::tp::buildCpuTarget(OpPassManager &pm,
+                                       const TargetLowering &options,
+                                       std::string &error) {
+  if (options.gpuArch || options.toolkit) {
+    error = "--gpu-arch and --cuda-toolkit compile device code; target 'cpu' "
+            "has none";
+    return failure();
+  }
+  LowerToCPUOptions lowering;
+  lowering.reference = options.reference;
+  lowering.emulateGpuMapping = options.emulateGpuMapping;
+  lowering.outlineLayers = options.outlineLayers;
+  if (options.maxFunctionOps)
+    lowering.maxFunctionOps = *options.maxFunctionOps;
+  lowering.matmulPrecision = options.matmulPrecision;
+  buildLowerToCPUPipeline(pm, lowering);
+  return success();
+}

@@ -12,6 +12,7 @@
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/Support/FileSystem.h"
 
 using namespace mlir;
 using namespace mlir::tp;
@@ -136,4 +137,39 @@ void mlir::tp::buildLowerToCUDAPipeline(OpPassManager &pm,
   pm.addPass(createSplitEntryPointsPass());
   // Anything left outside the LLVM dialect would reach the translation.
   pm.addPass(createCheckLoweredToLLVMPass());
+}
+
+LogicalResult mlir::tp::buildCudaTarget(OpPassManager &pm,
+                                        const TargetLowering &options,
+                                        std::string &error) {
+  if (options.reference || options.emulateGpuMapping) {
+    error = "--reference and --emulate-gpu-mapping are CPU lowerings; they "
+            "take no --target cuda";
+    return failure();
+  }
+  if (options.gpuArch && !StringRef(*options.gpuArch).starts_with("sm_")) {
+    error = "--gpu-arch '" + *options.gpuArch +
+            "' is not a CUDA architecture (sm_80, sm_90, ...)";
+    return failure();
+  }
+  if (options.toolkit && !llvm::sys::fs::is_directory(*options.toolkit)) {
+    error = "--cuda-toolkit '" + *options.toolkit +
+            "' is not a directory (a CUDA toolkit's root, with bin/ptxas and "
+            "bin/fatbinary)";
+    return failure();
+  }
+  LowerToCUDAOptions lowering;
+  if (options.gpuArch)
+    lowering.chip = *options.gpuArch;
+  if (options.toolkit)
+    lowering.toolkit = *options.toolkit;
+  lowering.outlineLayers = options.outlineLayers;
+  if (options.maxFunctionOps)
+    lowering.maxFunctionOps = *options.maxFunctionOps;
+  lowering.matmulPrecision = options.matmulPrecision;
+  lowering.report = options.report;
+  if (options.costModel)
+    lowering.costModel = *options.costModel;
+  buildLowerToCUDAPipeline(pm, lowering);
+  return success();
 }

@@ -366,6 +366,24 @@ typedef struct tprt_world_options {
 TPRT_API int32_t tprt_num_backends(void);
 /* The name of backend `index` (0 is "local"); NULL when out of range. */
 TPRT_API const char *tprt_backend_name(int32_t index);
+/* The target whose programs `backend` runs ("cpu" for "local" and "mpi"),
+ * NULL for an unknown backend; NULL or "" means "local". */
+TPRT_API const char *tprt_backend_target(const char *backend);
+/* 1 when each rank of `backend` is a process of an MPI job, 0 when the
+ * ranks are threads of this process, -1 for an unknown backend. */
+TPRT_API int32_t tprt_backend_processes(const char *backend);
+
+/* Targets: what programs are compiled for (tp-compile --target; the
+ * manifest's `target`), listed once in tprt_targets.def. */
+TPRT_API int32_t tprt_num_targets(void);
+/* The name of target `index` (0 is "cpu"); NULL when out of range. */
+TPRT_API const char *tprt_target_name(int32_t index);
+/* 1 when the target's ranks keep tensors in a device's memory, 0 when in
+ * host memory, -1 for an unknown target. */
+TPRT_API int32_t tprt_target_on_device(const char *target);
+/* The communicator backend the target's sessions use by default; NULL for
+ * an unknown target. */
+TPRT_API const char *tprt_target_default_backend(const char *target);
 
 /* `options` may be NULL. An unknown backend is TPRT_INVALID_ARGUMENT naming
  * the backends there are. */

@@ -196,7 +196,6 @@ const tprt_rt_table *cudaFunctions();
 /// CudaRank, one per local rank, in `gpus`.
 class CudaRanks : public DeviceRanks {
 public:
-  const char *target() const override { return "cuda"; }
   tprt_status enter(int64_t rank) override;
   tprt_status alloc(int64_t rank, size_t bytes, void **ptr) override;
   void release(int64_t rank, void *ptr) override;

@@ -13,6 +13,7 @@
 
 #include "tp/Conversion/Common/RuntimeCalls.h"
 #include "tp/Conversion/Passes.h"
+#include "tp/Conversion/Targets.h"
 
 #include "tp/Dialect/TP/IR/TPDialect.h"
 #include "tp/Dialect/TP/IR/TPOps.h"
@@ -164,9 +165,9 @@ struct RecordManifestPass
   using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (target != "cpu" && target != "cuda") {
+    if (!lookupTarget(target)) {
       module.emitError() << "tp-record-manifest: target '" << target
-                         << "' is not one of cpu, cuda";
+                         << "' is not one of " << getTargetNames();
       return signalPassFailure();
     }
     if (matmulPrecision != "highest" && matmulPrecision != "high" &&
