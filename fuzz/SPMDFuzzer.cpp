@@ -22,10 +22,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   mlir::OwningOpRef<mlir::ModuleOp> module = tpfuzz::parse(context, data, size);
   if (!module)
     return 0;
-  mlir::tp::SPMDPipelineOptions options;
+  // --tp-spmd at its defaults (the search on), the fixed point alone,
+  // auto-plan, auto-plan under a budget.
+  mlir::tp::PropagatePassOptions options;
+  std::string error;
+  if (mlir::failed(mlir::tp::parseSPMDOptions("", options, error)))
+    __builtin_trap();
   switch (size % 4) {
   case 1:
-    options.search = true;
+    options.search = false;
     break;
   case 2:
     options.autoPlan = true;

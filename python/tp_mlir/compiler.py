@@ -651,10 +651,8 @@ def compile(module, example_inputs, mesh=None, plan=None, backward=False, loss=N
     if isinstance(plan, str) and not auto:
         raise TpMlirError("plan %r: expected 'auto' or a dict of name patterns to placements"
                           % (plan,))
-    if not auto and sequence_parallel and (memory_per_device is not None or
-                                           cost_model is not None):
-        raise TpMlirError("memory_per_device and cost_model apply to plan='auto' and to the "
-                          "search, which sequence_parallel turns off")
+    # Which of these combine is --tp-propagate's to say (tp-compile passes
+    # them to it): a CompileError naming the option.
     if auto:
         plan = None
     if mesh is None:

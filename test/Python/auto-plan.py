@@ -59,4 +59,5 @@ for kwargs in ({"plan": "automatic"},
     except TpMlirError as e:
         print("error:", e)
 # CHECK: error: plan 'automatic': expected 'auto' or a dict of name patterns to placements
-# CHECK: error: memory_per_device and cost_model apply to plan='auto' and to the search, which sequence_parallel turns off
+# CHECK: error: tp-compile failed (exit 1):
+# CHECK: tp-propagate: memory-per-device applies to auto-plan and search, which are off

@@ -24,8 +24,9 @@
 // edited by hand): it goes through steps 3 and 4 only.
 //
 // --sequence-parallel, --replicate-open-boundaries, --auto-plan (with
-// --memory-per-device and --cost-model) and --search (on by default, not with
-// --sequence-parallel) are --tp-spmd's options;
+// --memory-per-device and --cost-model), --search (on by default, not with
+// --sequence-parallel) and the rest of --tp-spmd's options (--tp-propagate's,
+// declared in Passes.td) are taken as flags and handed to its parser;
 // --unsharded strips every sharding first (the one-device reference);
 // --reference lowers without the project's fusion, math approximations and BLAS
 // calls (tp-run
@@ -129,44 +130,89 @@ cl::opt<Emit> emit(
                clEnumValN(Emit::Object, "obj", "object file"),
                clEnumValN(Emit::Library, "so", "shared library")),
     cl::init(Emit::Library), cl::cat(category));
-cl::opt<bool> sequenceParallel(
-    "sequence-parallel",
-    cl::desc("--tp-spmd's sequence-parallel: token-wise ops between blocks "
-             "run on split tokens (reduce_scatter + all_gather instead of "
-             "all_reduce)"),
-    cl::init(false), cl::cat(category));
-cl::opt<bool> replicateOpenBoundaries(
-    "replicate-open-boundaries",
-    cl::desc("--tp-spmd's replicate-open-boundaries: unannotated arguments "
-             "and results start replicated instead of open"),
-    cl::init(false), cl::cat(category));
-cl::opt<bool> autoPlan(
-    "auto-plan",
-    cl::desc("--tp-spmd's auto-plan: choose every open sharding by a global "
-             "search over the modelled step time"),
-    cl::init(false), cl::cat(category));
-cl::opt<bool> search(
-    "search",
-    cl::desc("--tp-spmd's search (on; --search=false keeps the fixed "
-             "point's plan): after propagation, plan every op's split and "
-             "where each pending sum is reduced over the cost model, adopted "
-             "where modelled faster"),
-    cl::init(true), cl::cat(category));
-/// --search is on unless turned off; given on the command line, it is asked
-/// for (and checked against what it does not combine with).
-static bool searchAsked() { return search && search.getNumOccurrences(); }
-cl::opt<std::string> memoryPerDevice(
-    "memory-per-device",
-    cl::desc("With --auto-plan or --search: bytes one device may hold, "
-             "arguments and activations at the peak (e.g. 80GB, 24GiB); "
-             "--search's plan holds no more than the annotations' without "
-             "it"),
-    cl::init(""), cl::cat(category));
-cl::opt<std::string> costModel(
-    "cost-model",
-    cl::desc("With --auto-plan or --search: the machine model, h200 (built "
-             "in) or a file written by tprt-bench --calibrate"),
-    cl::init("h200"), cl::cat(category));
+/// The global-form options are --tp-spmd's, that is --tp-propagate's
+/// (declared once, in Passes.td), given as flags: `--auto-plan`,
+/// `--memory-per-device=80GB` (or `--memory-per-device 80GB`). main takes
+/// them out of the command line before cl parses the rest; their text, as
+/// --tp-spmd="..." takes it, is here.
+std::string spmdText;
+/// Their values at --tp-spmd's defaults, and the names given.
+tp::PropagatePassOptions spmdOptions;
+llvm::StringSet<> spmdGiven;
+
+/// --tp-spmd's options as the pass prints them, `name=default` each (search
+/// at the pipeline's default).
+const SmallVector<std::pair<std::string, std::string>> &spmdDefaults() {
+  static const SmallVector<std::pair<std::string, std::string>> defaults = [] {
+    tp::PropagatePassOptions options;
+    std::string error;
+    (void)tp::parseSPMDOptions("", options, error);
+    std::string printed;
+    llvm::raw_string_ostream os(printed);
+    tp::createPropagatePass(options)->printAsTextualPipeline(os);
+    StringRef list = StringRef(printed).split('{').second.rsplit('}').first;
+    SmallVector<StringRef> items;
+    list.split(items, ' ', -1, /*KeepEmpty=*/false);
+    SmallVector<std::pair<std::string, std::string>> out;
+    for (StringRef item : items) {
+      auto [name, value] = item.split('=');
+      out.push_back({name.str(), value.str()});
+    }
+    return out;
+  }();
+  return defaults;
+}
+
+/// True when `name` is one of --tp-spmd's options; `takesValue` says whether
+/// it is more than a flag (its default is not a boolean).
+bool isSPMDOption(StringRef name, bool &takesValue) {
+  for (const auto &[option, value] : spmdDefaults())
+    if (option == name) {
+      takesValue = value != "true" && value != "false";
+      return true;
+    }
+  return false;
+}
+
+/// Moves --tp-spmd's options from `args` into spmdText.
+void takeSPMDFlags(SmallVectorImpl<const char *> &args) {
+  const auto &registered = cl::getRegisteredOptions();
+  SmallVector<const char *> rest;
+  for (size_t i = 0; i < args.size(); ++i) {
+    StringRef arg = args[i];
+    if (i == 0 || !arg.starts_with("-") || arg == "--") {
+      rest.push_back(args[i]);
+      continue;
+    }
+    StringRef flag = arg.ltrim('-');
+    auto [name, value] = flag.split('=');
+    bool takesValue = false;
+    if (registered.count(name) || !isSPMDOption(name, takesValue)) {
+      rest.push_back(args[i]);
+      continue;
+    }
+    std::string item = flag.str();
+    if (takesValue && !flag.contains('=') && i + 1 < args.size())
+      item = (name + "=" + args[++i]).str();
+    spmdText += (spmdText.empty() ? "" : " ") + item;
+  }
+  args.assign(rest.begin(), rest.end());
+}
+
+/// The help for them: each with --tp-spmd's default.
+const std::string &spmdHelp() {
+  static const std::string help = [] {
+    std::string text =
+        "\nGlobal-form options: --tp-spmd's, which are --tp-propagate's "
+        "(tp-opt --help describes each; search is on unless "
+        "sequence-parallel is), shown at their defaults:\n";
+    for (const auto &[name, value] : spmdDefaults())
+      text += "  --" + name + "=" + value + "\n";
+    return text;
+  }();
+  return help;
+}
+
 cl::opt<bool> unsharded(
     "unsharded",
     cl::desc("Compile the model without its shardings, for one device (the "
@@ -285,8 +331,8 @@ tp::TargetLowering targetLowering() {
   lowering.maxFunctionOps = maxFunctionOps;
   lowering.matmulPrecision = matmulPrecision;
   lowering.report = report;
-  if (costModel.getNumOccurrences())
-    lowering.costModel = costModel;
+  if (spmdGiven.contains("cost-model"))
+    lowering.costModel = spmdOptions.costModel;
   lowering.reference = reference;
   lowering.emulateGpuMapping = emulateGpuMapping;
   if (gpuArch.getNumOccurrences())
@@ -382,18 +428,8 @@ static int lowerModel(llvm::LLVMContext &llvmContext,
   if (unsharded)
     pm.addPass(tp::createStripShardingsPass());
   else if (isGlobalForm(*module)) {
-    tp::SPMDPipelineOptions spmd;
-    spmd.sequenceParallel = sequenceParallel;
-    spmd.replicateOpenBoundaries = replicateOpenBoundaries;
-    spmd.autoPlan = autoPlan;
-    spmd.memoryPerDevice = memoryPerDevice;
-    spmd.costModel = costModel;
-    spmd.search = search;
-    // Runner-ups only explain the plan (--tp-report); a compile needs none.
-    spmd.explain = report;
-    tp::buildSPMDPipeline(pm, spmd);
-  } else if (sequenceParallel || replicateOpenBoundaries || autoPlan ||
-             searchAsked()) {
+    tp::buildSPMDPipeline(pm, spmdOptions);
+  } else if (!spmdGiven.empty()) {
     return fail("'" + inputFile +
                 "' is in local form already; --sequence-parallel, "
                 "--replicate-open-boundaries, --auto-plan and --search apply "
@@ -586,25 +622,29 @@ int main(int argc, char **argv) {
   // --mlir-timing: each stage's time (parse, every pass, translation, LLVM,
   // link), printed at the end.
   registerDefaultTimingManagerCLOptions();
+  static cl::extrahelp spmdExtraHelp(spmdHelp());
+  SmallVector<const char *> args(argv, argv + argc);
+  takeSPMDFlags(args);
   if (!cl::ParseCommandLineOptions(
-          argc, argv,
+          static_cast<int>(args.size()), args.data(),
           "tp-compile: compiles a tp-mlir model (global or local form) into a "
           "program library for the tprt runtime\n\n"
           "Exit codes: 0 compiled, 1 the model does not compile (diagnostics "
           "printed), 2 a bad command line or a failing tool.\n",
           &llvm::errs()))
     return 2;
-  if (!autoPlan && !search && memoryPerDevice.getNumOccurrences())
-    return fail("--memory-per-device applies to --auto-plan and --search");
-  if (searchAsked() && sequenceParallel)
-    return fail("--search does not plan --sequence-parallel's "
-                "reduce-scatters: give one of them");
-  if (!autoPlan && !(search && !sequenceParallel) &&
-      costModel.getNumOccurrences())
-    return fail("--cost-model applies to --auto-plan and --search (off with "
-                "--search=false or --sequence-parallel)");
-  if (unsharded && (sequenceParallel || replicateOpenBoundaries || autoPlan ||
-                    searchAsked()))
+  {
+    // The global-form options, checked by --tp-propagate itself when it runs
+    // (which combine, the budget, the machine model).
+    std::string error;
+    if (failed(tp::parseSPMDOptions(spmdText, spmdOptions, error, &spmdGiven)))
+      return fail(error.empty() ? "bad --tp-spmd option in '" + spmdText + "'"
+                                : error);
+    // Runner-ups only explain the plan (--tp-report); a compile needs none.
+    if (!spmdGiven.contains("explain"))
+      spmdOptions.explain = report;
+  }
+  if (unsharded && !spmdGiven.empty())
     return fail("--unsharded compiles without shardings; it takes no "
                 "--tp-spmd option");
   if (matmulPrecision != "highest" && matmulPrecision != "high" &&
@@ -636,8 +676,7 @@ int main(int argc, char **argv) {
   std::string error;
   if (StringRef(inputFile).ends_with(".ll")) {
     // LLVM IR of a program (--emit=llvm, perhaps edited): steps 3 and 4.
-    if (unsharded || reference || sequenceParallel || replicateOpenBoundaries ||
-        autoPlan || emit == Emit::MLIR)
+    if (unsharded || reference || !spmdGiven.empty() || emit == Emit::MLIR)
       return fail("'" + inputFile +
                   "' is LLVM IR: it is compiled and linked as it is; "
                   "--unsharded, --reference, --emit=mlir and the --tp-spmd "

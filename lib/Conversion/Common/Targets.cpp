@@ -9,16 +9,19 @@
 using namespace mlir;
 using namespace mlir::tp;
 
-static const TargetInfo kTargets[] = {
+// Made on first use: tools read it while their command-line options are
+// constructed, before this file's statics would be.
+ArrayRef<TargetInfo> mlir::tp::getTargets() {
+  static const TargetInfo targets[] = {
 #define TPRT_TARGET(name, Name, onDevice, defaultBackend, description)         \
   {#name, description, onDevice != 0, "tp-lower-to-" #name, defaultBackend},
 #include "tprt/tprt_targets.def"
-};
-
-ArrayRef<TargetInfo> mlir::tp::getTargets() { return kTargets; }
+  };
+  return targets;
+}
 
 const TargetInfo *mlir::tp::lookupTarget(StringRef name) {
-  for (const TargetInfo &target : kTargets)
+  for (const TargetInfo &target : getTargets())
     if (target.name == name)
       return &target;
   return nullptr;
@@ -26,7 +29,7 @@ const TargetInfo *mlir::tp::lookupTarget(StringRef name) {
 
 std::string mlir::tp::getTargetNames(StringRef separator) {
   std::string names;
-  for (const TargetInfo &target : kTargets) {
+  for (const TargetInfo &target : getTargets()) {
     if (!names.empty())
       names += separator;
     names += target.name;

@@ -11,20 +11,28 @@
 using namespace mlir;
 using namespace mlir::tp;
 
+LogicalResult mlir::tp::parseSPMDOptions(StringRef text,
+                                         PropagatePassOptions &options,
+                                         std::string &error,
+                                         llvm::StringSet<> *given) {
+  options = PropagatePassOptions();
+  options.search = true;
+  llvm::StringSet<> named;
+  if (failed(parsePropagateOptions(text, options, &named, error)))
+    return failure();
+  // The search does not plan sequence parallelism's reduce-scatters: on by
+  // default, it gives way; asked for, it is --tp-propagate's error.
+  if (options.sequenceParallel && !named.contains("search"))
+    options.search = false;
+  if (given)
+    *given = std::move(named);
+  return success();
+}
+
 void mlir::tp::buildSPMDPipeline(OpPassManager &pm,
-                                 const SPMDPipelineOptions &options) {
+                                 const PropagatePassOptions &options) {
   pm.addPass(createFoldReshapesPass());
-  PropagatePassOptions propagate;
-  propagate.replicateOpenBoundaries = options.replicateOpenBoundaries;
-  propagate.recordOrigins = options.recordOrigins;
-  propagate.sequenceParallel = options.sequenceParallel;
-  propagate.autoPlan = options.autoPlan;
-  propagate.memoryPerDevice = options.memoryPerDevice;
-  propagate.costModel = options.costModel;
-  propagate.explain = options.explain;
-  // The search does not plan sequence parallelism's reduce-scatters.
-  propagate.search = options.search && !options.sequenceParallel;
-  pm.addPass(createPropagatePass(propagate));
+  pm.addPass(createPropagatePass(options));
   pm.addPass(createPartitionPass());
   pm.addPass(createOptimizeCollectivesPass());
   // The partitioned program is already clean: one sweep folds what is left
@@ -37,9 +45,21 @@ void mlir::tp::buildSPMDPipeline(OpPassManager &pm,
 }
 
 void mlir::tp::registerTPPipelines() {
-  PassPipelineRegistration<SPMDPipelineOptions>(
+  // The options are --tp-propagate's: the text goes to its parser.
+  registerPassPipeline(
       "tp-spmd",
       "Global form to per-device (SPMD) form: fold reshapes, propagate "
-      "shardings, partition, optimize collectives, canonicalize",
-      buildSPMDPipeline);
+      "shardings, partition, optimize collectives, canonicalize. Its options "
+      "are --tp-propagate's, with search on unless sequence-parallel",
+      [](OpPassManager &pm, StringRef text,
+         function_ref<LogicalResult(const Twine &)> errorHandler) {
+        PropagatePassOptions options;
+        std::string error;
+        if (failed(parseSPMDOptions(text, options, error)))
+          return errorHandler(error);
+        buildSPMDPipeline(pm, options);
+        return success();
+      },
+      // --help lists them under --tp-propagate.
+      [](function_ref<void(const ::mlir::detail::PassOptions &)>) {});
 }

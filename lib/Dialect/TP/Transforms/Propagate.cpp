@@ -758,6 +758,28 @@ void primeRules(FunctionOpInterface func, ShardingRuleCache &rules) {
 struct PropagatePass : public tp::impl::PropagatePassBase<PropagatePass> {
   using Base::Base;
 
+  /// The options as they stand (given or defaulted); `given` receives the
+  /// names of those set by the option text.
+  PropagatePassOptions current(llvm::StringSet<> *given) const {
+    PropagatePassOptions o;
+    o.replicateOpenBoundaries = replicateOpenBoundaries;
+    o.recordOrigins = recordOrigins;
+    o.sequenceParallel = sequenceParallel;
+    o.autoPlan = autoPlan;
+    o.memoryPerDevice = memoryPerDevice;
+    o.costModel = costModel;
+    o.explain = explain;
+    o.search = search;
+    if (given)
+      for (const llvm::cl::Option *option :
+           std::initializer_list<const llvm::cl::Option *>{
+               &replicateOpenBoundaries, &recordOrigins, &sequenceParallel,
+               &autoPlan, &memoryPerDevice, &costModel, &explain, &search})
+        if (option->getNumOccurrences())
+          given->insert(option->ArgStr);
+    return o;
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     // The planner's inputs, checked before anything changes.
@@ -862,3 +884,17 @@ struct PropagatePass : public tp::impl::PropagatePassBase<PropagatePass> {
 };
 
 } // namespace
+
+LogicalResult mlir::tp::parsePropagateOptions(StringRef text,
+                                              PropagatePassOptions &options,
+                                              llvm::StringSet<> *given,
+                                              std::string &error) {
+  PropagatePass pass(options);
+  if (failed(pass.initializeOptions(text, [&](const Twine &message) {
+        error = message.str();
+        return failure();
+      })))
+    return failure();
+  options = pass.current(given);
+  return success();
+}

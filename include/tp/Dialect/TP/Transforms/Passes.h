@@ -16,6 +16,7 @@
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
+#include "llvm/ADT/StringSet.h"
 
 namespace mlir::tp {
 
@@ -86,56 +87,28 @@ LogicalResult decideReshards(FunctionOpInterface func, MeshOp mesh,
                              ShardingRuleCache *rules = nullptr);
 
 /// Options of the `tp-spmd` pipeline.
-struct SPMDPipelineOptions : public PassPipelineOptions<SPMDPipelineOptions> {
-  PassOptions::Option<bool> replicateOpenBoundaries{
-      *this, "replicate-open-boundaries",
-      llvm::cl::desc("Unannotated function arguments and results start "
-                     "replicated instead of open"),
-      llvm::cl::init(false)};
-  PassOptions::Option<bool> recordOrigins{
-      *this, "record-origins",
-      llvm::cl::desc("Record where each value's sharding came from"),
-      llvm::cl::init(false)};
-  PassOptions::Option<bool> sequenceParallel{
-      *this, "sequence-parallel",
-      llvm::cl::desc("Megatron-LM sequence parallelism: token-wise ops between "
-                     "blocks run on split tokens (reduce_scatter + "
-                     "all_gather instead of all_reduce)"),
-      llvm::cl::init(false)};
-  PassOptions::Option<bool> autoPlan{
-      *this, "auto-plan",
-      llvm::cl::desc("Choose every open sharding by a global search over a "
-                     "modelled step time (--tp-propagate's auto-plan)"),
-      llvm::cl::init(false)};
-  PassOptions::Option<std::string> memoryPerDevice{
-      *this, "memory-per-device",
-      llvm::cl::desc("With auto-plan or search: bytes one device may hold, "
-                     "arguments and activations at the peak (e.g. 80GB, "
-                     "24GiB, 1e9); search's plan holds no more than the "
-                     "fixed point's without it"),
-      llvm::cl::init("")};
-  PassOptions::Option<std::string> costModel{
-      *this, "cost-model",
-      llvm::cl::desc("With auto-plan: the machine model, \"h200\" or a file "
-                     "written by tprt-bench --calibrate (docs/cost-model.md)"),
-      llvm::cl::init("h200")};
-  PassOptions::Option<bool> explain{
-      *this, "explain",
-      llvm::cl::desc("With auto-plan: also find each weight's runner-up "
-                     "(--tp-propagate's explain)"),
-      llvm::cl::init(true)};
-  PassOptions::Option<bool> search{
-      *this, "search",
-      llvm::cl::desc("Without auto-plan or sequence-parallel: plan every "
-                     "op's split and pending sums by the global search, "
-                     "adopted where modelled faster (--tp-propagate's "
-                     "search)"),
-      llvm::cl::init(true)};
-};
+/// Parses `text`, --tp-propagate's option text (`auto-plan
+/// memory-per-device=80GB`), over `options`: the options it names change,
+/// the others keep their values. `given`, when not null, receives the names
+/// of the options the text sets. On a bad option or value, fails with
+/// `error` (the option parser's message).
+LogicalResult parsePropagateOptions(StringRef text,
+                                    PropagatePassOptions &options,
+                                    llvm::StringSet<> *given,
+                                    std::string &error);
 
-/// Global form -> local form: fold reshapes, propagate, partition, optimize
-/// collectives, canonicalize.
-void buildSPMDPipeline(OpPassManager &pm, const SPMDPipelineOptions &options);
+/// --tp-spmd's options are --tp-propagate's, declared once in Passes.td; the
+/// pipeline's defaults differ in one: the search is on, unless
+/// sequence-parallel is (whose reduce-scatters it does not plan; asking for
+/// both is an error). Parses `text` into `options` at those defaults;
+/// `given`, when not null, receives the names the text sets.
+LogicalResult parseSPMDOptions(StringRef text, PropagatePassOptions &options,
+                               std::string &error,
+                               llvm::StringSet<> *given = nullptr);
+
+/// Global form -> local form: fold reshapes, propagate with `options`,
+/// partition, optimize collectives, canonicalize.
+void buildSPMDPipeline(OpPassManager &pm, const PropagatePassOptions &options);
 
 /// Registers `tp-spmd`.
 void registerTPPipelines();
