@@ -91,7 +91,18 @@ FailureOr<FunctionPlan> Planner::run() {
     cutoffSeconds = (t.compute + t.communication) * (1 - kSearchAdoptionMargin);
   }
   SmallVector<unsigned> chosen;
-  if (failed(solve(chosen))) {
+  // Beside an incumbent the model cannot express, the search's plan is only
+  // recorded, never adopted (judgeSearch): finding none is no error, and the
+  // incumbent stays (a split the model's strategies do not have, such as a
+  // dynamic dimension's, leaves no plan at all).
+  bool inexpressible = incumbent && !given;
+  if (failed(solve(chosen, std::nullopt, /*ignoreBudget=*/false,
+                   /*quiet=*/inexpressible))) {
+    if (inexpressible) {
+      FunctionPlan plan;
+      plan.noneFaster = true;
+      return plan;
+    }
     if (!noneBelowCutoff)
       return failure();
     // No plan is clearly faster than the incumbent: it stays (its peak,

@@ -259,6 +259,10 @@ Planner::solve(SmallVectorImpl<unsigned> &chosen,
       maxNodes ? mip.branchAndBound(coin, matrix, forbidden ? 0.01 : 0,
                                     maxNodes, cutoff, solution)
                : MipBuilder::Outcome::GaveUp;
+  // Without a cutoff, finding nothing proves no plan faster than anything:
+  // the relaxation found no plan at all, which is CBC's to say.
+  if (outcome == MipBuilder::Outcome::NoneBelowCutoff && !std::isfinite(cutoff))
+    outcome = MipBuilder::Outcome::GaveUp;
   if (outcome == MipBuilder::Outcome::NoneBelowCutoff) {
     noneBelowCutoff = true;
     return failure();

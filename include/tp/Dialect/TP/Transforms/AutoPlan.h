@@ -120,7 +120,8 @@ struct FunctionPlan {
   std::optional<Costed> fastest;
   /// No plan faster than the incumbent by more than kSearchAdoptionMargin
   /// exists, within the budget or over it (the search stops at the proof;
-  /// the plan is the incumbent's): nothing to decide.
+  /// the plan is the incumbent's), or no plan at all beside an incumbent the
+  /// model cannot express: nothing to decide.
   bool noneFaster = false;
   /// Per weight (open argument of rank 2 or more; one per repeated layer),
   /// its choice and runner-up.
