@@ -150,12 +150,7 @@ void Planner::addRuledOp(Operation *op, const ShardingRule &rule) {
         addPendingVariants(op, node, s);
         node.strategies.push_back(std::move(s));
       });
-  for (auto [i, r] : llvm::enumerate(op->getResults()))
-    sources[r] = {static_cast<unsigned>(nodes.size()),
-                  static_cast<unsigned>(i)};
-  nodeOfOp[op] = nodes.size();
-  members.push_back({op, static_cast<unsigned>(nodes.size())});
-  nodes.push_back(std::move(node));
+  addOpNode(op, std::move(node));
 }
 
 void Planner::addPendingVariants(Operation *op, Node &node,
@@ -259,6 +254,10 @@ void Planner::addOp(Operation *op) {
   Node node;
   node.op = op;
   node.strategies.push_back(std::move(s));
+  addOpNode(op, std::move(node));
+}
+
+void Planner::addOpNode(Operation *op, Node node) {
   for (auto [i, r] : llvm::enumerate(op->getResults()))
     sources[r] = {static_cast<unsigned>(nodes.size()),
                   static_cast<unsigned>(i)};

@@ -146,6 +146,8 @@ private:
   void addArgument(BlockArgument arg);
   void addOp(Operation *op);
   void addRuledOp(Operation *op, const ShardingRule &rule);
+  /// Makes `node` op `op`'s: the source of its results, and a member.
+  void addOpNode(Operation *op, Node node);
   /// Adds to `node` the variants of `base` that carry pending sums on: per
   /// set of operands `op` is linear in, and per set of mesh axes `base`
   /// leaves free, those operands read pending over the axes and the results
